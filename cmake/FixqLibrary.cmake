@@ -1,0 +1,39 @@
+# The fixq library: every module under src/<module>/ is compiled into one object library,
+# from which the static and the shared library are made.
+#
+# Files named *_avx2.cpp and *_avx512.cpp hold the fast kernels of one instruction set;
+# only they are compiled with that set enabled, and src/cpu/ decides at run time whether
+# the CPU may call them, so the library runs on any x86-64.
+file(GLOB FIXQ_MODULE_SOURCES CONFIGURE_DEPENDS
+  ${PROJECT_SOURCE_DIR}/src/arith/*.cpp
+  ${PROJECT_SOURCE_DIR}/src/quant/*.cpp
+  ${PROJECT_SOURCE_DIR}/src/calib/*.cpp
+  ${PROJECT_SOURCE_DIR}/src/metrics/*.cpp
+  ${PROJECT_SOURCE_DIR}/src/io/*.cpp
+  ${PROJECT_SOURCE_DIR}/src/cpu/*.cpp)
+
+set(FIXQ_AVX2_FLAGS -mavx2 -mfma -mf16c -mbmi2)
+# -Wno-maybe-uninitialized: GCC 12's own avx512fintrin.h trips it (GCC PR 105593).
+set(FIXQ_AVX512_FLAGS -mavx2 -mfma -mf16c -mbmi2 -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni -mavx512bf16
+    -Wno-maybe-uninitialized)
+foreach(src IN LISTS FIXQ_MODULE_SOURCES)
+  if(src MATCHES "_avx512\\.cpp$")
+    set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${FIXQ_AVX512_FLAGS}")
+  elseif(src MATCHES "_avx2\\.cpp$")
+    set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${FIXQ_AVX2_FLAGS}")
+  endif()
+endforeach()
+
+add_library(fixq_objects OBJECT ${FIXQ_MODULE_SOURCES})
+target_include_directories(fixq_objects
+  PUBLIC ${PROJECT_SOURCE_DIR}/include
+  PRIVATE ${PROJECT_SOURCE_DIR}/src)
+
+add_library(fixq_static STATIC $<TARGET_OBJECTS:fixq_objects>)
+add_library(fixq_shared SHARED $<TARGET_OBJECTS:fixq_objects>)
+foreach(t fixq_static fixq_shared)
+  target_include_directories(${t} PUBLIC ${PROJECT_SOURCE_DIR}/include)
+  set_target_properties(${t} PROPERTIES OUTPUT_NAME fixq)
+endforeach()
+# In-tree users (CLI, tests, benchmarks) link the static library.
+add_library(fixq::fixq ALIAS fixq_static)
