@@ -1,0 +1,60 @@
+// Private: the element-wise quantize / dequantize kernels behind fixq/quant.h.
+//
+// Contract shared by every instruction set (scalar is the definition):
+//   quantize:   q = zp + clamp(round_half_even(x / scale), qmin - zp, qmax - zp),
+//               x / scale in float32; NaN -> zp; +-Inf -> qmax / qmin.
+//   dequantize: x = float(q - zp) * scale in float32.
+// Both return the index of the first NaN input (quantize) or out-of-range input
+// (dequantize) within the run, or -1; the front end turns that into its policy or error.
+// "_pc" kernels take one (scale, zp) per element (per-channel along the last axis).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "fixq/arith.h"
+#include "fixq/cpu.h"
+
+namespace fixq::quant_detail {
+
+template <class Q>
+struct QuantKernels {
+  int64_t (*quantize)(const float* x, int64_t n, float scale, int32_t zp, int32_t qmin,
+                      int32_t qmax, Q* out);
+  int64_t (*quantize_pc)(const float* x, int64_t n, const float* scale, const int32_t* zp,
+                         int32_t qmin, int32_t qmax, Q* out);
+  int64_t (*dequantize)(const Q* q, int64_t n, float scale, int32_t zp, int32_t qmin,
+                        int32_t qmax, float* out);
+  int64_t (*dequantize_pc)(const Q* q, int64_t n, const float* scale, const int32_t* zp,
+                           int32_t qmin, int32_t qmax, float* out);
+};
+
+template <class Q> QuantKernels<Q> scalar_kernels();
+template <class Q> QuantKernels<Q> avx2_kernels();
+template <class Q> QuantKernels<Q> avx512_kernels();
+
+// The kernels of the given instruction set.
+template <class Q>
+QuantKernels<Q> kernels_for(Isa isa) {
+  switch (isa) {
+    case Isa::Avx512: return avx512_kernels<Q>();
+    case Isa::Avx2: return avx2_kernels<Q>();
+    case Isa::Scalar: break;
+  }
+  return scalar_kernels<Q>();
+}
+
+// The scalar definition of one element, shared by every tail loop so that all paths
+// agree to the bit. `static`: each instruction-set TU gets its own copy, so the linker can
+// never hand the scalar TU a copy compiled with AVX-512 enabled (an ODR trap with -m flags). lo = qmin - zp and hi = qmax - zp are exact in float (|.| < 2^18).
+static inline int32_t quantize_element(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax) {
+  if (std::isnan(x)) return zp;
+  const float t = x / scale;
+  return zp + static_cast<int32_t>(round_half_even_saturate(t, int64_t{qmin} - zp, int64_t{qmax} - zp));
+}
+
+static inline float dequantize_element(int32_t q, float scale, int32_t zp) {
+  return static_cast<float>(q - zp) * scale;
+}
+
+}  // namespace fixq::quant_detail

@@ -1,0 +1,63 @@
+// The scalar reference kernels: the definition every fast path must match bit for bit.
+#include <cstdint>
+
+#include "quant/kernels.h"
+
+namespace fixq::quant_detail {
+
+namespace {
+
+template <class Q>
+int64_t quantize(const float* x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, Q* out) {
+  int64_t first_nan = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (first_nan < 0 && std::isnan(x[i])) first_nan = i;
+    out[i] = static_cast<Q>(quantize_element(x[i], scale, zp, qmin, qmax));
+  }
+  return first_nan;
+}
+
+template <class Q>
+int64_t quantize_pc(const float* x, int64_t n, const float* scale, const int32_t* zp, int32_t qmin,
+                    int32_t qmax, Q* out) {
+  int64_t first_nan = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (first_nan < 0 && std::isnan(x[i])) first_nan = i;
+    out[i] = static_cast<Q>(quantize_element(x[i], scale[i], zp[i], qmin, qmax));
+  }
+  return first_nan;
+}
+
+template <class Q>
+int64_t dequantize(const Q* q, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (q[i] < qmin || q[i] > qmax) return i;
+    out[i] = dequantize_element(q[i], scale, zp);
+  }
+  return -1;
+}
+
+template <class Q>
+int64_t dequantize_pc(const Q* q, int64_t n, const float* scale, const int32_t* zp, int32_t qmin,
+                      int32_t qmax, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (q[i] < qmin || q[i] > qmax) return i;
+    out[i] = dequantize_element(q[i], scale[i], zp[i]);
+  }
+  return -1;
+}
+
+}  // namespace
+
+template <class Q>
+QuantKernels<Q> scalar_kernels() {
+  return {&quantize<Q>, &quantize_pc<Q>, &dequantize<Q>, &dequantize_pc<Q>};
+}
+
+template QuantKernels<int8_t> scalar_kernels<int8_t>();
+template QuantKernels<uint8_t> scalar_kernels<uint8_t>();
+template QuantKernels<int16_t> scalar_kernels<int16_t>();
+template QuantKernels<uint16_t> scalar_kernels<uint16_t>();
+template QuantKernels<int32_t> scalar_kernels<int32_t>();
+
+}  // namespace fixq::quant_detail

@@ -1,0 +1,78 @@
+// quantize / dequantize front ends: validate once, then hand contiguous runs to the
+// kernels of the active instruction set (src/quant/kernels_*.cpp).
+#include <limits>
+
+#include "fixq/cpu.h"
+#include "fixq/error.h"
+#include "fixq/quant.h"
+#include "quant/kernels.h"
+#include "quant/runs.h"
+
+namespace fixq {
+
+namespace {
+
+template <class Q>
+void check_storage(const QuantParams& p, const Shape& shape) {
+  p.validate();
+  const IntFormat f = p.scheme.format;
+  require(f.qmin() >= std::numeric_limits<Q>::min() && f.qmax() <= std::numeric_limits<Q>::max(),
+          "a ", f.name(), " tensor does not fit in a ", sizeof(Q) * 8, "-bit ",
+          std::numeric_limits<Q>::is_signed ? "signed" : "unsigned", " array");
+  const Shape expected = p.scheme.param_shape(shape);
+  require(expected == p.shape, "parameters of shape ", shape_str(p.shape), " do not fit a ",
+          to_string(p.scheme.granularity), " tensor of shape ", shape_str(shape), " (needs ",
+          shape_str(expected), ")");
+}
+
+}  // namespace
+
+template <class Q>
+void quantize(const float* x, const Shape& shape, const QuantParams& params, Q* out, NanPolicy nan) {
+  check_storage<Q>(params, shape);
+  require(x != nullptr && out != nullptr, "quantize: null data pointer");
+  const auto k = quant_detail::kernels_for<Q>(active_isa());
+  const int32_t qmin = params.scheme.format.qmin(), qmax = params.scheme.format.qmax();
+  quant_detail::for_each_run(params.scheme, shape, [&](int64_t off, int64_t len, int64_t poff, bool per_elem) {
+    const int64_t bad = per_elem ? k.quantize_pc(x + off, len, params.scale.data() + poff,
+                                                 params.zero_point.data() + poff, qmin, qmax, out + off)
+                                 : k.quantize(x + off, len, params.scale[poff], params.zero_point[poff],
+                                              qmin, qmax, out + off);
+    if (bad >= 0 && nan == NanPolicy::Error)
+      fail("element ", off + bad, " of the tensor to quantize is NaN (pass NanPolicy::ToZeroPoint",
+           " to map NaN to the zero point)");
+  });
+}
+
+template <class Q>
+void dequantize(const Q* q, const Shape& shape, const QuantParams& params, float* out) {
+  check_storage<Q>(params, shape);
+  require(q != nullptr && out != nullptr, "dequantize: null data pointer");
+  const auto k = quant_detail::kernels_for<Q>(active_isa());
+  const int32_t qmin = params.scheme.format.qmin(), qmax = params.scheme.format.qmax();
+  quant_detail::for_each_run(params.scheme, shape, [&](int64_t off, int64_t len, int64_t poff, bool per_elem) {
+    const int64_t bad = per_elem ? k.dequantize_pc(q + off, len, params.scale.data() + poff,
+                                                   params.zero_point.data() + poff, qmin, qmax, out + off)
+                                 : k.dequantize(q + off, len, params.scale[poff], params.zero_point[poff],
+                                                qmin, qmax, out + off);
+    if (bad >= 0)
+      fail("element ", off + bad, " = ", int64_t{q[off + bad]}, " is outside the ",
+           params.scheme.format.name(), " range [", qmin, ", ", qmax, "]");
+  });
+}
+
+int32_t quantize_value(float x, float scale, int32_t zero_point, IntRange range) {
+  return quant_detail::quantize_element(x, scale, zero_point, range.qmin, range.qmax);
+}
+
+#define FIXQ_INSTANTIATE(Q)                                                                     \
+  template void quantize<Q>(const float*, const Shape&, const QuantParams&, Q*, NanPolicy);  \
+  template void dequantize<Q>(const Q*, const Shape&, const QuantParams&, float*);
+FIXQ_INSTANTIATE(int8_t)
+FIXQ_INSTANTIATE(uint8_t)
+FIXQ_INSTANTIATE(int16_t)
+FIXQ_INSTANTIATE(uint16_t)
+FIXQ_INSTANTIATE(int32_t)
+#undef FIXQ_INSTANTIATE
+
+}  // namespace fixq
