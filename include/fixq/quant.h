@@ -97,8 +97,8 @@ struct QuantParams {
 // (at most s0 * (qmax - qmin) / (qmax - qmin - 2)).
 // Symmetric: scale = max(|min|, |max|) / (qmax - zp_sym), zero point zp_sym.
 // PowerOfTwo: the largest exponent e (finest scale 2^-e) for which some zero point in
-// range leaves nothing clipped; asymmetric zero point qmin - round(min * 2^e), moved the
-// least needed to cover max too.
+// range leaves nothing clipped; the asymmetric zero point centres [min, max] in the grid
+// (the spare steps split evenly between both sides).
 //
 // Throws fixq::Error for min > max, NaN or infinite bounds, or min == max (a zero-width
 // range has no scale; the message names the slot).

@@ -98,9 +98,10 @@ SlotParams pow2_params(const QuantScheme& sc, float lo, float hi, size_t slot, R
     } else {
       const double zlo = std::ceil(qmin - l), zhi = std::floor(qmax - h);  // feasible zero points
       if (zlo > zhi) continue;
-      // The conventional zero point qmin - round(lo / scale), moved the least needed to
-      // cover hi as well.
-      zp = static_cast<int64_t>(std::clamp(qmin - round_half_even(l), zlo, zhi));
+      // A power-of-two grid usually has spare steps: centre the range in it, so that
+      // values a little beyond the calibrated range on either side still fit.
+      const double centre = round_half_even(0.5 * (qmin + qmax) - 0.5 * (l + h));
+      zp = static_cast<int64_t>(std::clamp(centre, zlo, zhi));
     }
     require(e <= kMaxExponent, "range [", r.min, ", ", r.max, "] of slot ", slot,
             " is too narrow for a power-of-two scale (needs 2^-", e, " < 2^-", kMaxExponent, ")");

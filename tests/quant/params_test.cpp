@@ -129,10 +129,11 @@ TEST(ParamsFromRange, SeedExamples) {
   // pow2 symmetric int8 over [-1, 1]: 127 * 2^-e >= 1 -> e = 6 (2^-6 * 127 = 1.98; 2^-7 * 127 < 1).
   const QuantParams p = one(scheme(8, true, Symmetry::Symmetric, ScaleKind::PowerOfTwo), -1.0f, 1.0f);
   EXPECT_EQ(p.exponent[0], 6);
-  // pow2 asymmetric uint8 over [0, 1]: 255 * 2^-e >= 1 -> e = 7, zero point 0.
+  // pow2 asymmetric uint8 over [0, 1]: 255 * 2^-e >= 1 -> e = 7; [0, 1] takes 128 of the
+  // 255 steps, and the zero point centres it: round(127.5 - 64) = 64 (ties to even).
   const QuantParams u = one(scheme(8, false, Symmetry::Asymmetric, ScaleKind::PowerOfTwo), 0.0f, 1.0f);
   EXPECT_EQ(u.exponent[0], 7);
-  EXPECT_EQ(u.zero_point[0], 0);
+  EXPECT_EQ(u.zero_point[0], 64);
   // Ranges that exclude zero are widened to include it.
   const QuantParams w = one(scheme(8, false, Symmetry::Asymmetric, ScaleKind::Float), 2.0f, 4.0f);
   EXPECT_EQ(w.zero_point[0], 0);

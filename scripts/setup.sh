@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package fixq needs (only if one is missing) and builds it into
+# build/ (Release). Idempotent: a second run installs nothing and rebuilds only changes.
+#   FIXQ_BUILD_DIR   build directory (default: build)
+#   FIXQ_CMAKE_ARGS  extra CMake arguments (e.g. -DFIXQ_SANITIZE=ON)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Why each package (all from Debian 12, nothing downloaded from anywhere else):
+#   build-essential cmake ninja-build  compiler and build
+#   libgtest-dev libbenchmark-dev      tests and benchmarks
+#   libcli11-dev                       the CLI's argument parsing (header-only, well kept)
+#   python3-numpy                      golden .npy files and tools (Debian's /usr/bin/python3)
+packages=(build-essential cmake ninja-build libgtest-dev libbenchmark-dev libcli11-dev python3-numpy)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup: missing Debian packages: ${missing[*]}; run this script as root to install them" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+build_dir=${FIXQ_BUILD_DIR:-build}
+# shellcheck disable=SC2086
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${FIXQ_CMAKE_ARGS:-} >/dev/null
+cmake --build "$build_dir" --parallel "$(nproc)"
+echo "setup: built $build_dir/bin/fixq"

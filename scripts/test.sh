@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Sets up (scripts/setup.sh) and runs the whole test suite.
+#   scripts/test.sh             Release build in build/
+#   scripts/test.sh --sanitize  ASan + UBSan build in build-sanitize/ (benchmarks not built)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ ${1:-} == --sanitize ]]; then
+  export FIXQ_BUILD_DIR=build-sanitize
+  export FIXQ_CMAKE_ARGS="-DFIXQ_SANITIZE=ON -DFIXQ_BUILD_BENCH=OFF"
+  # Any report is a failure; leaks too.
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+bash scripts/setup.sh
+build_dir=${FIXQ_BUILD_DIR:-build}
+ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)"

@@ -1,0 +1,12 @@
+// Private to the CLI: each subcommand registers itself on the application.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace fixq::cli {
+
+void register_info(CLI::App& app);
+void register_quant_error(CLI::App& app);
+void register_demo(CLI::App& app);
+
+}  // namespace fixq::cli
