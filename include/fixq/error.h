@@ -33,7 +33,9 @@ template <class... Args>
   throw Error(detail::cat(args...));
 }
 
-// Throws fixq::Error with the concatenated message unless cond holds.
+// Throws fixq::Error with the concatenated message unless cond holds. The arguments are
+// evaluated before the call: where building one costs (shape_str, to_string) write
+// `if (!cond) fail(...)` instead, so hot paths pay nothing for their messages.
 template <class... Args>
 void require(bool cond, const Args&... args) {
   if (!cond) fail(args...);

@@ -10,7 +10,7 @@ int64_t numel(const Shape& shape) {
   int64_t n = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     const int64_t d = shape[i];
-    require(d >= 0, "shape ", shape_str(shape), " has a negative extent at axis ", i);
+    if (d < 0) fail("shape ", shape_str(shape), " has a negative extent at axis ", i);
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
       fail("shape ", shape_str(shape), " has more elements than fit in int64");
     n *= d;

@@ -134,8 +134,9 @@ QuantParams params_from_ranges(const QuantScheme& scheme, const Shape& tensor_sh
   p.scheme = scheme;
   p.shape = scheme.param_shape(tensor_shape);
   const size_t n = static_cast<size_t>(numel(p.shape));
-  require(ranges.size() == n, to_string(scheme.granularity), " quantization of shape ",
-          shape_str(tensor_shape), " needs ", n, " ranges, got ", ranges.size());
+  if (ranges.size() != n)
+    fail(to_string(scheme.granularity), " quantization of shape ", shape_str(tensor_shape), " needs ", n,
+         " ranges, got ", ranges.size());
   p.scale.resize(n);
   p.zero_point.resize(n);
   if (scheme.scale_kind == ScaleKind::PowerOfTwo) p.exponent.resize(n);

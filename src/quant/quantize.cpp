@@ -20,9 +20,9 @@ void check_storage(const QuantParams& p, const Shape& shape) {
           "a ", f.name(), " tensor does not fit in a ", sizeof(Q) * 8, "-bit ",
           std::numeric_limits<Q>::is_signed ? "signed" : "unsigned", " array");
   const Shape expected = p.scheme.param_shape(shape);
-  require(expected == p.shape, "parameters of shape ", shape_str(p.shape), " do not fit a ",
-          to_string(p.scheme.granularity), " tensor of shape ", shape_str(shape), " (needs ",
-          shape_str(expected), ")");
+  if (expected != p.shape)
+    fail("parameters of shape ", shape_str(p.shape), " do not fit a ", to_string(p.scheme.granularity),
+         " tensor of shape ", shape_str(shape), " (needs ", shape_str(expected), ")");
 }
 
 }  // namespace

@@ -43,13 +43,14 @@ void QuantScheme::validate() const {
 void QuantScheme::validate_for(const Shape& shape) const {
   validate();
   const int64_t n = numel(shape);
-  require(n > 0, "cannot quantize an empty tensor of shape ", shape_str(shape));
+  if (n <= 0) fail("cannot quantize an empty tensor of shape ", shape_str(shape));
   if (granularity == Granularity::PerTensor) return;
   require(!shape.empty(), to_string(granularity), " quantization needs a tensor of rank >= 1");
   if (granularity == Granularity::PerGroup) {
     const AxisSplit a = split_at_axis(shape, axis);
-    require(a.extent % group_size == 0, "group size ", group_size, " does not divide axis ", axis,
-            " of extent ", a.extent, " in shape ", shape_str(shape));
+    if (a.extent % group_size != 0)
+      fail("group size ", group_size, " does not divide axis ", axis, " of extent ", a.extent, " in shape ",
+           shape_str(shape));
   } else if (granularity == Granularity::PerChannel) {
     normalize_axis(axis, static_cast<int>(shape.size()));
   }
@@ -74,8 +75,9 @@ Shape QuantScheme::param_shape(const Shape& shape) const {
 void QuantParams::validate() const {
   scheme.validate();
   const size_t n = static_cast<size_t>(numel(shape));
-  require(scale.size() == n && zero_point.size() == n, "quantization parameters hold ", scale.size(),
-          " scales and ", zero_point.size(), " zero points; their shape ", shape_str(shape), " needs ", n);
+  if (scale.size() != n || zero_point.size() != n)
+    fail("quantization parameters hold ", scale.size(), " scales and ", zero_point.size(),
+         " zero points; their shape ", shape_str(shape), " needs ", n);
   const bool pow2 = scheme.scale_kind == ScaleKind::PowerOfTwo;
   require(!pow2 || exponent.size() == n, "power-of-two parameters need ", n, " exponents, got ",
           exponent.size());

@@ -1,0 +1,186 @@
+// Writing .npy files byte-identical to numpy's np.save, through a temporary file that
+// replaces the target only once it is complete.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "fixq/error.h"
+#include "fixq/npy.h"
+
+static_assert(std::endian::native == std::endian::little,
+              ".npy data is copied byte for byte: fixq assumes a little-endian host");
+
+namespace fixq {
+namespace {
+
+// Throws fixq::Error "save_npy: <path>: <what>".
+template <class... Args>
+[[noreturn]] void fail_file(const std::string& path, const Args&... what) {
+  fail("save_npy: ", path, ": ", what...);
+}
+
+// numpy's format constants: data starts at a multiple of kArrayAlign, and the header
+// leaves room for the first extent to grow to kGrowthAxisMaxDigits digits.
+constexpr std::size_t kArrayAlign = 64;
+constexpr std::size_t kGrowthAxisMaxDigits = 21;
+
+// Python's repr of the shape tuple: "()", "(3,)", "(2, 3)".
+std::string shape_repr(const Shape& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+// Magic, version, header length and the padded header, as numpy's _write_array_header:
+// keys sorted, each "'key': repr(value), ", the growth spaces, then spaces and a newline
+// up to the next multiple of kArrayAlign (a whole extra kArrayAlign when already there).
+// Version 1.0 unless its 16-bit header length cannot hold the header, then 2.0.
+std::string npy_prefix(const std::string& path, const std::string& dtype, const Shape& shape) {
+  std::string dict = "{'descr': '" + dtype + "', 'fortran_order': False, 'shape': " +
+                     shape_repr(shape) + ", }";
+  if (!shape.empty()) dict.append(kGrowthAxisMaxDigits - std::to_string(shape[0]).size(), ' ');
+  const std::size_t text_bytes = dict.size() + 1;  // with the final newline
+  for (const int version : {1, 2}) {
+    const std::size_t len_bytes = version == 1 ? 2 : 4;
+    const std::size_t fixed = 8 + len_bytes;  // magic, version, header length
+    const std::size_t pad = kArrayAlign - (fixed + text_bytes) % kArrayAlign;
+    const std::size_t header_bytes = text_bytes + pad;
+    if (header_bytes > (version == 1 ? 0xffffu : 0xffffffffu)) continue;
+    std::string out("\x93NUMPY", 6);
+    out += static_cast<char>(version);
+    out += '\0';
+    for (std::size_t i = 0; i < len_bytes; ++i)
+      out += static_cast<char>((header_bytes >> (8 * i)) & 0xff);
+    out += dict;
+    out.append(pad, ' ');
+    out += '\n';
+    return out;
+  }
+  fail_file(path, "a header of ", text_bytes, " bytes does not fit even format 2.0");
+}
+
+// A new, uniquely named file next to the target; removed again unless committed.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& target) : target_(target) {
+    static std::atomic<unsigned> counter{0};
+    const std::filesystem::path t(target);
+    const std::filesystem::path dir = t.has_parent_path() ? t.parent_path() : ".";
+    // O_EXCL makes the name ours; a name left over by a crashed process is skipped.
+    for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
+      const std::string name = std::string(".").append(t.filename().string()) + ".tmp." +
+                               std::to_string(::getpid()) + "." + std::to_string(counter++);
+      path_ = (dir / name).string();
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ < 0 && errno != EEXIST && errno != EINTR)
+        fail_file(target_, "cannot create a temporary file in its directory: ",
+                  std::strerror(errno));
+    }
+    if (fd_ < 0) fail_file(target_, "cannot find a free temporary file name");
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(path_.c_str());
+  }
+
+  void write(const void* data, std::size_t n) {
+    const auto* p = static_cast<const char*>(data);
+    while (n > 0) {
+      const ssize_t put = ::write(fd_, p, n);
+      if (put < 0 && errno == EINTR) continue;
+      if (put < 0) fail_file(target_, "write failed: ", std::strerror(errno));
+      p += put;
+      n -= static_cast<std::size_t>(put);
+    }
+  }
+
+  // Makes the bytes durable, then atomically puts the file in the target's place.
+  void commit() {
+    if (::fsync(fd_) != 0) fail_file(target_, "fsync failed: ", std::strerror(errno));
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail_file(target_, "close failed: ", std::strerror(errno));
+    if (::rename(path_.c_str(), target_.c_str()) != 0)
+      fail_file(target_, "cannot rename the temporary file over it: ", std::strerror(errno));
+    committed_ = true;
+  }
+
+ private:
+  std::string target_;
+  std::string path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+void write_npy(const std::string& path, const std::string& dtype, const Shape& shape,
+               const void* data, std::size_t data_bytes) {
+  const std::string prefix = npy_prefix(path, dtype, shape);
+  TempFile tmp(path);
+  tmp.write(prefix.data(), prefix.size());
+  tmp.write(data, data_bytes);
+  tmp.commit();
+}
+
+// Checks dtype and shape and returns the data size in bytes, before any file is touched.
+std::size_t checked_data_bytes(const std::string& path, const std::string& dtype,
+                               const Shape& shape) {
+  try {
+    return npy_data_bytes(dtype, shape);
+  } catch (const Error& e) {
+    fail_file(path, e.what());
+  }
+}
+
+template <class T>
+void save_typed(const std::string& path, const T* data, const Shape& shape,
+                const char* dtype) {
+  const std::size_t bytes = checked_data_bytes(path, dtype, shape);
+  if (bytes > 0 && data == nullptr) fail_file(path, "null data for shape ", shape_str(shape));
+  write_npy(path, dtype, shape, data, bytes);
+}
+
+}  // namespace
+
+void save_npy(const std::string& path, const NpyArray& array) {
+  const std::size_t bytes = checked_data_bytes(path, array.dtype, array.shape);
+  if (array.data.size() != bytes)
+    fail_file(path, "shape ", shape_str(array.shape), " of ", array.dtype, " needs ", bytes,
+              " data bytes, the array holds ", array.data.size());
+  write_npy(path, npy_canonical_dtype(array.dtype), array.shape, array.data.data(), bytes);
+}
+
+void save_npy_f32(const std::string& path, const float* data, const Shape& shape) {
+  save_typed(path, data, shape, "<f4");
+}
+void save_npy_i8(const std::string& path, const int8_t* data, const Shape& shape) {
+  save_typed(path, data, shape, "|i1");
+}
+void save_npy_u8(const std::string& path, const uint8_t* data, const Shape& shape) {
+  save_typed(path, data, shape, "|u1");
+}
+void save_npy_i16(const std::string& path, const int16_t* data, const Shape& shape) {
+  save_typed(path, data, shape, "<i2");
+}
+void save_npy_u16(const std::string& path, const uint16_t* data, const Shape& shape) {
+  save_typed(path, data, shape, "<u2");
+}
+void save_npy_i32(const std::string& path, const int32_t* data, const Shape& shape) {
+  save_typed(path, data, shape, "<i4");
+}
+void save_npy_i64(const std::string& path, const int64_t* data, const Shape& shape) {
+  save_typed(path, data, shape, "<i8");
+}
+
+}  // namespace fixq
