@@ -4,13 +4,9 @@
 # Files named *_avx2.cpp and *_avx512.cpp hold the fast kernels of one instruction set;
 # only they are compiled with that set enabled, and src/cpu/ decides at run time whether
 # the CPU may call them, so the library runs on any x86-64.
-file(GLOB FIXQ_MODULE_SOURCES CONFIGURE_DEPENDS
-  ${PROJECT_SOURCE_DIR}/src/arith/*.cpp
-  ${PROJECT_SOURCE_DIR}/src/quant/*.cpp
-  ${PROJECT_SOURCE_DIR}/src/calib/*.cpp
-  ${PROJECT_SOURCE_DIR}/src/metrics/*.cpp
-  ${PROJECT_SOURCE_DIR}/src/io/*.cpp
-  ${PROJECT_SOURCE_DIR}/src/cpu/*.cpp)
+# Every folder under src/ is a module of the library, except src/cli (the tool).
+file(GLOB FIXQ_MODULE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*/*.cpp)
+list(FILTER FIXQ_MODULE_SOURCES EXCLUDE REGEX "/src/cli/")
 
 set(FIXQ_AVX2_FLAGS -mavx2 -mfma -mf16c -mbmi2)
 # -Wno-maybe-uninitialized: GCC 12's own avx512fintrin.h trips it (GCC PR 105593).

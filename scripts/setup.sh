@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 #   libgtest-dev libbenchmark-dev      tests and benchmarks
 #   libcli11-dev                       the CLI's argument parsing (header-only, well kept)
 #   python3-numpy                      golden .npy files and tools (Debian's /usr/bin/python3)
-packages=(build-essential cmake ninja-build libgtest-dev libbenchmark-dev libcli11-dev python3-numpy)
+#   libopenblas-dev libdnnl-dev        the peers benchmarks are measured against (sgemm, oneDNN)
+packages=(build-essential cmake ninja-build libgtest-dev libbenchmark-dev libcli11-dev python3-numpy
+          libopenblas-dev libdnnl-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -8,5 +8,6 @@ namespace fixq::cli {
 void register_info(CLI::App& app);
 void register_quant_error(CLI::App& app);
 void register_demo(CLI::App& app);
+void register_formats(CLI::App& app);
 
 }  // namespace fixq::cli

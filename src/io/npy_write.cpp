@@ -1,18 +1,12 @@
 // Writing .npy files byte-identical to numpy's np.save, through a temporary file that
 // replaces the target only once it is complete.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <bit>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <string>
 
 #include "fixq/error.h"
 #include "fixq/npy.h"
+#include "io/atomic_file.h"
 
 static_assert(std::endian::native == std::endian::little,
               ".npy data is copied byte for byte: fixq assumes a little-endian host");
@@ -69,68 +63,10 @@ std::string npy_prefix(const std::string& path, const std::string& dtype, const 
   fail_file(path, "a header of ", text_bytes, " bytes does not fit even format 2.0");
 }
 
-// A new, uniquely named file next to the target; removed again unless committed.
-class TempFile {
- public:
-  explicit TempFile(const std::string& target) : target_(target) {
-    static std::atomic<unsigned> counter{0};
-    const std::filesystem::path t(target);
-    const std::filesystem::path dir = t.has_parent_path() ? t.parent_path() : ".";
-    // O_EXCL makes the name ours; a name left over by a crashed process is skipped.
-    for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
-      const std::string name = std::string(".").append(t.filename().string()) + ".tmp." +
-                               std::to_string(::getpid()) + "." + std::to_string(counter++);
-      path_ = (dir / name).string();
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ < 0 && errno != EEXIST && errno != EINTR)
-        fail_file(target_, "cannot create a temporary file in its directory: ",
-                  std::strerror(errno));
-    }
-    if (fd_ < 0) fail_file(target_, "cannot find a free temporary file name");
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(path_.c_str());
-  }
-
-  void write(const void* data, std::size_t n) {
-    const auto* p = static_cast<const char*>(data);
-    while (n > 0) {
-      const ssize_t put = ::write(fd_, p, n);
-      if (put < 0 && errno == EINTR) continue;
-      if (put < 0) fail_file(target_, "write failed: ", std::strerror(errno));
-      p += put;
-      n -= static_cast<std::size_t>(put);
-    }
-  }
-
-  // Makes the bytes durable, then atomically puts the file in the target's place.
-  void commit() {
-    if (::fsync(fd_) != 0) fail_file(target_, "fsync failed: ", std::strerror(errno));
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) fail_file(target_, "close failed: ", std::strerror(errno));
-    if (::rename(path_.c_str(), target_.c_str()) != 0)
-      fail_file(target_, "cannot rename the temporary file over it: ", std::strerror(errno));
-    committed_ = true;
-  }
-
- private:
-  std::string target_;
-  std::string path_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
-
 void write_npy(const std::string& path, const std::string& dtype, const Shape& shape,
                const void* data, std::size_t data_bytes) {
   const std::string prefix = npy_prefix(path, dtype, shape);
-  TempFile tmp(path);
-  tmp.write(prefix.data(), prefix.size());
-  tmp.write(data, data_bytes);
-  tmp.commit();
+  write_file_atomically(path, {{prefix.data(), prefix.size()}, {data, data_bytes}}, "save_npy");
 }
 
 // Checks dtype and shape and returns the data size in bytes, before any file is touched.
