@@ -115,6 +115,10 @@ struct IntRange {
   int32_t qmax = 0;
 };
 
+// The requantization step every integer path shares: sat(scale.apply(v) + zp_out) into
+// [out.qmin, out.qmax], exact for every int64 v (no intermediate can overflow).
+int32_t requantize(int64_t v, const FixedPointScale& scale, int32_t zp_out, IntRange out);
+
 // q_y = sat(S_x/S_y * (q_x - Z_x) + Z_y): re-expresses a quantized value under new
 // quantization parameters. One rounding (half up), then saturation to the output range.
 struct Rescale {

@@ -30,6 +30,10 @@ int32_t clamp_to(IntRange r, int64_t v) { return static_cast<int32_t>(saturate(v
 
 }  // namespace
 
+int32_t requantize(int64_t v, const FixedPointScale& scale, int32_t zp_out, IntRange out) {
+  return clamp_to(out, rescaled_term(scale, v) + zp_out);
+}
+
 Rescale Rescale::make(double scale_in, int32_t zp_in, double scale_out, int32_t zp_out,
                       IntRange out, ScaleMode mode) {
   check_scale(scale_in, "input");
@@ -39,8 +43,7 @@ Rescale Rescale::make(double scale_in, int32_t zp_in, double scale_out, int32_t 
 }
 
 int32_t Rescale::operator()(int32_t q_x) const {
-  const int64_t d = int64_t{q_x} - zp_in;
-  return clamp_to(out, rescaled_term(ratio, d) + zp_out);
+  return requantize(int64_t{q_x} - zp_in, ratio, zp_out, out);
 }
 
 QuantizedAdd QuantizedAdd::make(double scale_x, int32_t zp_x, double scale_y, int32_t zp_y,
@@ -76,7 +79,7 @@ int32_t QuantizedMul::operator()(int32_t q_x, int32_t q_y) const {
   const int64_t p = prod > std::numeric_limits<int64_t>::max()   ? std::numeric_limits<int64_t>::max()
                     : prod < std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::min()
                                                                   : static_cast<int64_t>(prod);
-  return clamp_to(out, rescaled_term(ratio, p) + zp_out);
+  return requantize(p, ratio, zp_out, out);
 }
 
 }  // namespace fixq

@@ -1,0 +1,294 @@
+// The integer GEMM against a naive int64 oracle on the unpacked operands: every kernel,
+// ragged shapes, extreme values, strides, the four float epilogues and requantization.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "arith/int128.h"
+#include "fixq/cpu.h"
+#include "fixq/error.h"
+#include "fixq/gemm.h"
+
+namespace fixq {
+namespace {
+
+using detail::int128;
+
+struct IsaGuard {
+  ~IsaGuard() { set_isa_override(std::nullopt); }
+};
+
+std::vector<Isa> supported_isas() {
+  std::vector<Isa> v;
+  for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
+    if (cpu_supports(i)) v.push_back(i);
+  return v;
+}
+
+// A matrix of any element type held as int32 values plus its raw storage.
+struct Mat {
+  IntType type;
+  int64_t rows, cols, stride;
+  std::vector<int32_t> v;        // logical values, row-major rows x cols
+  std::vector<uint8_t> storage;  // the typed bytes, row stride `stride`
+
+  MatrixView view() const { return {type, storage.data(), rows, cols, stride}; }
+  int32_t at(int64_t r, int64_t c) const { return v[static_cast<size_t>(r * cols + c)]; }
+};
+
+enum class Fill { Random, Max, Min };
+
+Mat make(IntType t, int64_t rows, int64_t cols, int64_t pad, std::mt19937& rng, Fill fill = Fill::Random) {
+  Mat m{t, rows, cols, cols + pad, {}, {}};
+  const IntRange r = int_type_range(t);
+  const int bytes = int_type_bytes(t);
+  m.storage.assign(static_cast<size_t>(rows * m.stride * bytes), 0xAB);  // padding is garbage
+  std::uniform_int_distribution<int32_t> d(r.qmin, r.qmax);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      const int32_t x = fill == Fill::Max ? r.qmax : fill == Fill::Min ? r.qmin : d(rng);
+      m.v.push_back(x);
+      uint8_t* p = m.storage.data() + (i * m.stride + j) * bytes;
+      if (bytes == 1) {
+        *p = static_cast<uint8_t>(x);
+      } else {
+        const auto u = static_cast<uint16_t>(static_cast<int16_t>(x));
+        p[0] = static_cast<uint8_t>(u & 0xFF);
+        p[1] = static_cast<uint8_t>(u >> 8);
+      }
+    }
+  return m;
+}
+
+std::vector<int64_t> oracle(const Mat& a, const Mat& b) {
+  std::vector<int64_t> c(static_cast<size_t>(a.rows * b.rows), 0);
+  for (int64_t m = 0; m < a.rows; ++m)
+    for (int64_t n = 0; n < b.rows; ++n) {
+      int64_t s = 0;
+      for (int64_t k = 0; k < a.cols; ++k) s += int64_t{a.at(m, k)} * b.at(n, k);
+      c[static_cast<size_t>(m * b.rows + n)] = s;
+    }
+  return c;
+}
+
+void check_raw(const Mat& a, const Mat& b, const std::string& what) {
+  IsaGuard guard;
+  const PackedB pb = PackedB::pack(b.view());
+  const std::vector<int64_t> want = oracle(a, b);
+  for (int64_t n = 0; n < b.rows; ++n) {
+    int64_t s = 0;
+    for (int64_t k = 0; k < b.cols; ++k) s += b.at(n, k);
+    ASSERT_EQ(pb.colsum()[static_cast<size_t>(n)], s) << what;
+  }
+  for (Isa isa : supported_isas()) {
+    set_isa_override(isa);
+    const int64_t ldc = b.rows + 3;
+    std::vector<int64_t> c64(static_cast<size_t>(a.rows * ldc), -7);
+    gemm_s64(a.view(), pb, c64.data(), ldc);
+    for (int64_t m = 0; m < a.rows; ++m)
+      for (int64_t n = 0; n < b.rows; ++n)
+        ASSERT_EQ(c64[static_cast<size_t>(m * ldc + n)], want[static_cast<size_t>(m * b.rows + n)])
+            << what << " " << to_string(isa) << " m=" << m << " n=" << n;
+    // Padding between rows is left alone.
+    ASSERT_EQ(c64[static_cast<size_t>(ldc - 1)], -7) << what;
+    if (b.type == IntType::S8 && a.type != IntType::S16) {
+      std::vector<int32_t> c32(static_cast<size_t>(a.rows * b.rows));
+      gemm_s32(a.view(), pb, c32.data(), b.rows);
+      for (size_t i = 0; i < c32.size(); ++i) ASSERT_EQ(c32[i], want[i]) << what << " s32 " << to_string(isa);
+    }
+  }
+}
+
+const std::pair<IntType, IntType> kCombos[] = {{IntType::U8, IntType::S8},
+                                               {IntType::S8, IntType::S8},
+                                               {IntType::S16, IntType::S8},
+                                               {IntType::U8, IntType::S16},
+                                               {IntType::S8, IntType::S16}};
+
+TEST(Gemm, RaggedShapesEveryDimension1To67) {
+  std::mt19937 rng(21);
+  for (auto [ta, tb] : kCombos) {
+    for (int64_t x = 1; x <= 67; ++x) {
+      const int64_t r1 = 1 + rng() % 40, r2 = 1 + rng() % 40;
+      check_raw(make(ta, x, r1, rng() % 3, rng), make(tb, r2, r1, rng() % 3, rng), "M sweep");
+      check_raw(make(ta, r1, r2, 0, rng), make(tb, x, r2, 1, rng), "N sweep");
+      check_raw(make(ta, r1, x, 2, rng), make(tb, r2, x, 0, rng), "K sweep");
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(Gemm, LargeShapesCrossEveryBlock) {
+  std::mt19937 rng(22);
+  // K beyond one k-block (256 pairs for 8-bit, 127 for 16-bit operands), M beyond a row
+  // block (64), N beyond many panels, none of them multiples of the tiles.
+  check_raw(make(IntType::U8, 131, 1111, 5, rng), make(IntType::S8, 77, 1111, 0, rng), "u8 big");
+  check_raw(make(IntType::S16, 9, 1300, 0, rng), make(IntType::S8, 50, 1300, 3, rng), "s16 big");
+  check_raw(make(IntType::S8, 70, 700, 1, rng), make(IntType::S16, 33, 700, 1, rng), "s8 x s16 big");
+}
+
+TEST(Gemm, ExtremeValues) {
+  std::mt19937 rng(23);
+  for (auto [ta, tb] : kCombos) {
+    for (Fill fa : {Fill::Max, Fill::Min})
+      for (Fill fb : {Fill::Max, Fill::Min}) check_raw(make(ta, 5, 2000, 0, rng, fa), make(tb, 19, 2000, 0, rng, fb), "extreme");
+  }
+}
+
+// The float epilogues against a double oracle, within the documented bound.
+TEST(Gemm, FloatEpiloguesWithinDocumentedBound) {
+  IsaGuard guard;
+  std::mt19937 rng(24);
+  std::uniform_real_distribution<float> sd(0.001f, 0.1f), bd(-3.0f, 3.0f);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int64_t M = 1 + rng() % 20, N = 1 + rng() % 40, K = 1 + rng() % 300;
+    const IntType ta = trial % 3 == 0 ? IntType::S8 : trial % 3 == 1 ? IntType::U8 : IntType::S16;
+    const Mat a = make(ta, M, K, 1, rng), b = make(IntType::S8, N, K, 0, rng);
+    const PackedB pb = PackedB::pack(b.view());
+    std::vector<float> sa(trial % 2 ? M : 1), sb(trial % 4 < 2 ? N : 1), bias(trial % 5 ? N : 0);
+    for (float& x : sa) x = sd(rng);
+    for (float& x : sb) x = sd(rng);
+    for (float& x : bias) x = bd(rng);
+    const IntRange ar = int_type_range(ta);
+    std::vector<int32_t> azp(trial % 3 == 0 ? 0 : trial % 3 == 1 ? 1 : M);
+    for (int32_t& z : azp) z = std::uniform_int_distribution<int32_t>(ar.qmin, ar.qmax)(rng);
+    const std::vector<int64_t> acc = oracle(a, b);
+    std::vector<float> ref;
+    for (Isa isa : supported_isas()) {
+      set_isa_override(isa);
+      std::vector<float> d(static_cast<size_t>(M * N));
+      gemm_f32(a.view(), pb, DequantEpilogue{sa, sb, bias, azp}, d.data(), N);
+      if (ref.empty()) ref = d;
+      ASSERT_EQ(d, ref) << "float epilogue differs between kernels: " << to_string(isa);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          const double z = azp.empty() ? 0 : azp.size() == 1 ? azp[0] : azp[m];
+          const double v = static_cast<double>(acc[m * N + n]) - z * static_cast<double>(pb.colsum()[n]);
+          const double prod = double(sa.size() == 1 ? sa[0] : sa[m]) * (sb.size() == 1 ? sb[0] : sb[n]) * v;
+          const double exact = prod + (bias.empty() ? 0.0 : bias[n]);
+          const double got = d[m * N + n];
+          const double bound = 4 * std::ldexp(std::fabs(prod), -24) + std::ldexp(std::fabs(got), -24);
+          ASSERT_LE(std::fabs(got - exact), bound) << m << " " << n;
+        }
+    }
+  }
+}
+
+// Round-half-up of v * m / 2^s, computed independently in 128 bits.
+int64_t oracle_requant(int64_t v, const FixedPointScale& s, int32_t zp, int32_t lo, int32_t hi) {
+  const int128 p = int128{v} * s.m;
+  int128 q;
+  if (s.shift <= 0) {
+    q = p * (int128{1} << -s.shift);
+  } else {
+    const int128 sum = p + (int128{1} << (s.shift - 1));
+    q = sum >> s.shift;  // arithmetic shift: floor
+  }
+  q += zp;
+  return q < lo ? lo : q > hi ? hi : static_cast<int64_t>(q);
+}
+
+TEST(Gemm, RequantizationEqualsExactOracle) {
+  IsaGuard guard;
+  std::mt19937 rng(25);
+  for (int trial = 0; trial < 80; ++trial) {
+    const int64_t M = 1 + rng() % 17, N = 1 + rng() % 50, K = 1 + rng() % 600;
+    const IntType ta = trial % 2 ? IntType::U8 : IntType::S16;
+    const IntType out = trial % 3 == 0 ? IntType::U8 : trial % 3 == 1 ? IntType::S8 : IntType::S16;
+    const Mat a = make(ta, M, K, 0, rng), b = make(IntType::S8, N, K, 2, rng);
+    const PackedB pb = PackedB::pack(b.view());
+    std::vector<FixedPointScale> scale(trial % 2 ? N : 1);
+    for (auto& s : scale) s = FixedPointScale::from_real(std::exp2(std::uniform_real_distribution<double>(-20, -4)(rng)));
+    std::vector<int32_t> bias(trial % 4 ? N : 0), azp(trial % 3 == 0 ? 0 : trial % 3 == 1 ? 1 : M);
+    for (int32_t& x : bias) x = static_cast<int32_t>(rng() % 200001) - 100000;
+    const IntRange ar = int_type_range(ta);
+    for (int32_t& z : azp) z = std::uniform_int_distribution<int32_t>(ar.qmin, ar.qmax)(rng);
+    const IntRange orng = int_type_range(out);
+    RequantEpilogue e{azp, bias, scale, static_cast<int32_t>(rng() % 21) - 10, out, orng.qmin, orng.qmax};
+    if (trial % 5 == 0) e.out_min = std::max(e.zp_out, orng.qmin);  // fused ReLU
+    const std::vector<int64_t> acc = oracle(a, b);
+    for (Isa isa : supported_isas()) {
+      set_isa_override(isa);
+      const int bytes = int_type_bytes(out);
+      std::vector<uint8_t> y(static_cast<size_t>(M * N * bytes));
+      gemm_requant(a.view(), pb, e, y.data(), N);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          const int64_t z = azp.empty() ? 0 : azp.size() == 1 ? azp[0] : azp[m];
+          const int64_t v = acc[m * N + n] - z * pb.colsum()[n] + (bias.empty() ? 0 : bias[n]);
+          const int64_t want = oracle_requant(v, scale.size() == 1 ? scale[0] : scale[n], e.zp_out, e.out_min, e.out_max);
+          int64_t got;
+          if (out == IntType::U8) got = y[m * N + n];
+          else if (out == IntType::S8) got = static_cast<int8_t>(y[m * N + n]);
+          else got = static_cast<int16_t>(static_cast<uint16_t>(y[2 * (m * N + n)] | (y[2 * (m * N + n) + 1] << 8)));
+          ASSERT_EQ(got, want) << to_string(isa) << " m=" << m << " n=" << n;
+        }
+    }
+  }
+}
+
+void expect_error(const std::function<void()>& f, const std::string& needle) {
+  try {
+    f();
+    FAIL() << "no error; expected one mentioning '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(Gemm, BadInputIsAClearError) {
+  std::mt19937 rng(26);
+  const Mat a = make(IntType::U8, 3, 10, 0, rng), b = make(IntType::S8, 4, 10, 0, rng);
+  const PackedB pb = PackedB::pack(b.view());
+  std::vector<int32_t> c(12);
+  MatrixView bad = a.view();
+  bad.cols = 9;
+  bad.stride = 9;
+  expect_error([&] { gemm_s32(bad, pb, c.data(), 4); }, "K = 9 but the weights K = 10");
+  bad = a.view();
+  bad.data = nullptr;
+  expect_error([&] { gemm_s32(bad, pb, c.data(), 4); }, "null activation pointer");
+  expect_error([&] { gemm_s32(a.view(), pb, nullptr, 4); }, "null output pointer");
+  bad = a.view();
+  bad.stride = 5;
+  expect_error([&] { gemm_s32(bad, pb, c.data(), 4); }, "row stride 5 is smaller than a row of 10");
+  expect_error([&] { gemm_s32(a.view(), pb, c.data(), 3); }, "output row stride 3");
+  MatrixView bu8 = b.view();
+  bu8.type = IntType::U8;
+  expect_error([&] { PackedB::pack(bu8); }, "must be s8 or s16");
+  MatrixView bnull = b.view();
+  bnull.data = nullptr;
+  expect_error([&] { PackedB::pack(bnull); }, "null weight pointer");
+  bnull = b.view();
+  bnull.stride = 3;
+  expect_error([&] { PackedB::pack(bnull); }, "row stride 3");
+  const Mat a16 = make(IntType::S16, 2, 10, 0, rng), b16 = make(IntType::S16, 2, 10, 0, rng);
+  const PackedB pb16 = PackedB::pack(b16.view());
+  std::vector<int64_t> c64(4);
+  expect_error([&] { gemm_s64(a16.view(), pb16, c64.data(), 2); }, "s16 activations with s16 weights are not supported");
+  const Mat along = make(IntType::S16, 1, 600, 0, rng), blong = make(IntType::S8, 1, 600, 0, rng);
+  const PackedB pblong = PackedB::pack(blong.view());
+  expect_error([&] { gemm_s32(along.view(), pblong, c.data(), 1); }, "use gemm_s64");
+  std::vector<float> d(12), two(2, 1.0f), one(1, 1.0f), neg(1, -1.0f);
+  expect_error([&] { gemm_f32(a.view(), pb, DequantEpilogue{two, one, {}, {}}, d.data(), 4); }, "scale_a has 2 entries");
+  expect_error([&] { gemm_f32(a.view(), pb, DequantEpilogue{one, one, two, {}}, d.data(), 4); }, "bias has 2 entries");
+  expect_error([&] { gemm_f32(a.view(), pb, DequantEpilogue{neg, one, {}, {}}, d.data(), 4); }, "must be finite and > 0");
+  std::vector<FixedPointScale> s1{FixedPointScale::from_real(0.01)};
+  std::vector<uint8_t> y(12);
+  expect_error([&] { gemm_requant(a.view(), pb, RequantEpilogue{{}, {}, s1, 0, IntType::S8, -200, 127}, y.data(), 4); },
+               "clamp range [-200, 127]");
+  expect_error([&] { gemm_requant(a.view(), pb, RequantEpilogue{{}, {}, {}, 0, IntType::S8, -128, 127}, y.data(), 4); },
+               "scale has 0 entries");
+}
+
+TEST(Gemm, EveryInstructionSetIsExercised) {
+  for (Isa isa : {Isa::Avx2, Isa::Avx512})
+    if (!cpu_supports(isa)) GTEST_SKIP() << to_string(isa) << " is not supported by this CPU: its kernels were not compared here";
+}
+
+}  // namespace
+}  // namespace fixq
