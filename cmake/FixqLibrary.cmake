@@ -9,9 +9,9 @@ file(GLOB FIXQ_MODULE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*/*.cp
 list(FILTER FIXQ_MODULE_SOURCES EXCLUDE REGEX "/src/cli/")
 
 set(FIXQ_AVX2_FLAGS -mavx2 -mfma -mf16c -mbmi2)
-# -Wno-maybe-uninitialized: GCC 12's own avx512fintrin.h trips it (GCC PR 105593).
+# -Wno-(maybe-)uninitialized: GCC 12's own avx512fintrin.h trips them (GCC PR 105593).
 set(FIXQ_AVX512_FLAGS -mavx2 -mfma -mf16c -mbmi2 -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni -mavx512bf16
-    -Wno-maybe-uninitialized)
+    -Wno-maybe-uninitialized -Wno-uninitialized)
 foreach(src IN LISTS FIXQ_MODULE_SOURCES)
   if(src MATCHES "_avx512\\.cpp$")
     set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${FIXQ_AVX512_FLAGS}")

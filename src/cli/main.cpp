@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   fixq::cli::register_quant_error(app);
   fixq::cli::register_demo(app);
   fixq::cli::register_formats(app);
+  fixq::cli::register_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
