@@ -20,7 +20,9 @@ foreach(src IN LISTS FIXQ_MODULE_SOURCES)
   endif()
 endforeach()
 
+find_package(Threads REQUIRED)
 add_library(fixq_objects OBJECT ${FIXQ_MODULE_SOURCES})
+target_link_libraries(fixq_objects PUBLIC Threads::Threads)
 target_include_directories(fixq_objects
   PUBLIC ${PROJECT_SOURCE_DIR}/include
   PRIVATE ${PROJECT_SOURCE_DIR}/src)
@@ -29,6 +31,7 @@ add_library(fixq_static STATIC $<TARGET_OBJECTS:fixq_objects>)
 add_library(fixq_shared SHARED $<TARGET_OBJECTS:fixq_objects>)
 foreach(t fixq_static fixq_shared)
   target_include_directories(${t} PUBLIC ${PROJECT_SOURCE_DIR}/include)
+  target_link_libraries(${t} PUBLIC Threads::Threads)
   set_target_properties(${t} PROPERTIES OUTPUT_NAME fixq)
 endforeach()
 # In-tree users (CLI, tests, benchmarks) link the static library.

@@ -33,6 +33,13 @@ namespace fixq {
 
 enum class IntType { U8, S8, S16 };
 
+// Threads the GEMM may use for large products (M * N * K >= 2^22); small ones, such as a
+// GRU step, always run on the calling thread. 0 (the default) means FIXQ_NUM_THREADS if
+// set, else every hardware thread. Results do not depend on the thread count: threads
+// take disjoint column panels and each output is summed in the same order.
+void set_gemm_threads(int n);
+int gemm_threads();
+
 // Bytes per element and the value range of each type.
 int int_type_bytes(IntType t);
 IntRange int_type_range(IntType t);

@@ -30,6 +30,7 @@ const Shape3 kShapes[] = {{1, 768, 256},     {1, 3072, 1024},   {1, 4096, 4096},
 void bench_gemm(const BenchOptions& o) {
   // oneDNN here runs on OpenMP; one thread, as fixq.
   setenv("OMP_NUM_THREADS", "1", 1);
+  set_gemm_threads(1);
   std::printf("# fixq %s kernels vs oneDNN %d.%d.%d dnnl_gemm_u8s8s32, 1 thread, median of 5 samples\n",
               to_string(active_isa()).c_str(), dnnl_version()->major, dnnl_version()->minor, dnnl_version()->patch);
   std::printf("M,N,K,fixq_gops,onednn_gops,ratio,onednn_inexact_pct\n");

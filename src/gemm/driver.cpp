@@ -3,7 +3,12 @@
 #include "gemm/driver.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "fixq/cpu.h"
 #include "fixq/error.h"
@@ -55,18 +60,28 @@ void validate(const MatrixView& a, const PackedB& b) {
           " quantize the weights to s8");
 }
 
+namespace {
+
+// Products below this many multiply-adds stay on the calling thread: spawning costs more.
+constexpr int64_t kThreadingThreshold = int64_t{1} << 22;
+
+std::atomic<int> g_threads{0};
+
+// All k-blocks, row blocks and row groups for B panels [p0, p1): the unit of work of one
+// thread. Every output element is produced by exactly one call, in the same order of
+// k-blocks, whatever the split.
 template <class Acc>
-void accumulate(const MatrixView& a, const PackedB& b, Acc* c, int64_t ldc) {
+void accumulate_panels(const MatrixView& a, const PackedB& b, const std::vector<int32_t>& apack, int64_t p0,
+                       int64_t p1, Acc* c, int64_t ldc) {
   const TileKernel kernel = tile_kernel_for(active_isa());
   const int64_t kpairs = b.k_pairs(), kc = block_pairs(a.type, b.type());
   const int64_t bytes_per_b = b.type() == IntType::S16 ? 2 : 1;
-  const std::vector<int32_t> apack = pack_a(a, kpairs);
   int32_t tile[kMaxMr * kNr];
   for (int64_t kp0 = 0; kp0 < kpairs; kp0 += kc) {
     const int64_t kcur = std::min(kc, kpairs - kp0);
     for (int64_t m0 = 0; m0 < a.rows; m0 += kMc) {
       const int64_t m1 = std::min(a.rows, m0 + kMc);
-      for (int64_t p = 0; p < b.panels(); ++p) {
+      for (int64_t p = p0; p < p1; ++p) {
         const void* bp = static_cast<const char*>(b.panel(p)) + kp0 * kNr * 2 * bytes_per_b;
         const int64_t n0 = p * kNr, ncols = std::min<int64_t>(kNr, b.n() - n0);
         for (int64_t r0 = m0; r0 < m1; r0 += kMaxMr) {
@@ -87,12 +102,60 @@ void accumulate(const MatrixView& a, const PackedB& b, Acc* c, int64_t ldc) {
   }
 }
 
+}  // namespace
+
+template <class Acc>
+void accumulate(const MatrixView& a, const PackedB& b, Acc* c, int64_t ldc) {
+  const std::vector<int32_t> apack = pack_a(a, b.k_pairs());
+  const int64_t panels = b.panels();
+  const int64_t work = a.rows * b.n() * b.k();
+  const int64_t threads = work < kThreadingThreshold ? 1 : std::min<int64_t>(gemm_threads(), panels);
+  if (threads <= 1) {
+    accumulate_panels(a, b, apack, 0, panels, c, ldc);
+    return;
+  }
+  // The active instruction set is a per-process setting, so every worker sees the same.
+  std::vector<std::thread> pool;
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  for (int64_t t = 0; t < threads; ++t) {
+    const int64_t p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
+    pool.emplace_back([&, p0, p1] {
+      try {
+        accumulate_panels(a, b, apack, p0, p1, c, ldc);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(error_mutex);
+        error = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+}
+
 template void accumulate<int32_t>(const MatrixView&, const PackedB&, int32_t*, int64_t);
 template void accumulate<int64_t>(const MatrixView&, const PackedB&, int64_t*, int64_t);
 
 }  // namespace fixq::gemm_detail
 
 namespace fixq {
+
+void set_gemm_threads(int n) {
+  require(n >= 0, "set_gemm_threads: thread count ", n, " must be >= 0 (0 = automatic)");
+  gemm_detail::g_threads.store(n, std::memory_order_relaxed);
+}
+
+int gemm_threads() {
+  const int n = gemm_detail::g_threads.load(std::memory_order_relaxed);
+  if (n > 0) return n;
+  if (const char* env = std::getenv("FIXQ_NUM_THREADS"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    require(*end == '\0' && v >= 1 && v <= 1024, "FIXQ_NUM_THREADS='", env, "' must be a whole number in 1..1024");
+    return static_cast<int>(v);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
 void gemm_s32(const MatrixView& a, const PackedB& b, int32_t* c, int64_t ldc) {
   gemm_detail::validate(a, b);

@@ -285,6 +285,22 @@ TEST(Gemm, BadInputIsAClearError) {
                "scale has 0 entries");
 }
 
+TEST(Gemm, ThreadCountDoesNotChangeResults) {
+  std::mt19937 rng(27);
+  // 70 x 300 x 333 > 2^22 multiply-adds: above the threading threshold.
+  const Mat a = make(IntType::U8, 70, 333, 1, rng), b = make(IntType::S8, 300, 333, 0, rng);
+  const PackedB pb = PackedB::pack(b.view());
+  const std::vector<int64_t> want = oracle(a, b);
+  for (int threads : {1, 2, 3, 7}) {
+    set_gemm_threads(threads);
+    std::vector<int64_t> c(want.size());
+    gemm_s64(a.view(), pb, c.data(), b.rows);
+    ASSERT_EQ(c, want) << threads << " threads";
+  }
+  set_gemm_threads(0);
+  EXPECT_THROW(set_gemm_threads(-1), Error);
+}
+
 TEST(Gemm, EveryInstructionSetIsExercised) {
   for (Isa isa : {Isa::Avx2, Isa::Avx512})
     if (!cpu_supports(isa)) GTEST_SKIP() << to_string(isa) << " is not supported by this CPU: its kernels were not compared here";
