@@ -10,10 +10,12 @@ cd "$(dirname "$0")/.."
 #   build-essential cmake ninja-build  compiler and build
 #   libgtest-dev libbenchmark-dev      tests and benchmarks
 #   libcli11-dev                       the CLI's argument parsing (header-only, well kept)
-#   python3-numpy                      golden .npy files and tools (Debian's /usr/bin/python3)
+#   nlohmann-json3-dev                 JSON of safetensors headers and GRU configs (header-only)
+#   python3-numpy python3-torch        Debian's /usr/bin/python3: golden files, tools/export_gru.py,
+#                                      and the tests that compare the GRU with torch.nn.GRU
 #   libopenblas-dev libdnnl-dev        the peers benchmarks are measured against (sgemm, oneDNN)
-packages=(build-essential cmake ninja-build libgtest-dev libbenchmark-dev libcli11-dev python3-numpy
-          libopenblas-dev libdnnl-dev)
+packages=(build-essential cmake ninja-build libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
+          python3-numpy python3-torch libopenblas-dev libdnnl-dev)
 
 missing=()
 for p in "${packages[@]}"; do

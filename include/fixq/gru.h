@@ -1,0 +1,171 @@
+// fixq/gru.h — the float GRU: the reference the integer GRU is calibrated on and measured
+// against (seed 000, Haste / cuDNN / PyTorch semantics).
+//
+// Per direction of a layer, with gates in Haste order z, r, g (rows [0, H), [H, 2H),
+// [2H, 3H) of W, R, bx, br):
+//   Wx = W x,  Rh = R h
+//   z  = sigmoid(Wx_z + Rh_z + bx_z + br_z)
+//   r  = sigmoid(Wx_r + Rh_r + bx_r + br_r)
+//   g  = tanh(Wx_g + r * (Rh_g + br_g) + bx_g)        (r only scales the recurrent part)
+//   h' = z * h + (1 - z) * g
+// This is exactly torch.nn.GRU (whose gate order is r, z, n; import reorders) and Haste.
+//
+// Tensors: input x [T, B, C] time-major (batch_first [B, T, C] as an option), output
+// y [T, B, D*H] (D = 2 when bidirectional: forward then reverse halves), final state
+// h_n [L*D, B, H] as PyTorch. Per-sequence lengths: steps t >= length of a batch item are
+// padding; they are not computed, their outputs are left untouched (zero, as
+// pad_packed_sequence pads), and that item's final state is its state after its last real
+// step (the reverse direction starts at its last real step, as pack_padded_sequence does;
+// an item of length 0 keeps h0).
+//
+// Arithmetic: float32, plain loops in a fixed order (dot products summed over k = 0, 1,
+// ...; the sums above left to right), sigmoid(v) = 1 / (1 + exp(-v)) and std::tanh; with
+// -ffp-contract=off the results are the same on every run and every machine with the same
+// libm. They differ from PyTorch's (other summation orders) by rounding only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fixq/tensor.h"
+
+namespace fixq {
+
+// Every operator of seed 000's parameter table, each with its own quantization later.
+enum class GruOp {
+  X,           // input of the layer direction              [B, C]
+  H,           // hidden state h_t as written (h_{t-1} is the step before, or h0)  [B, H]
+  W,           // input weights                             [3H, C]
+  R,           // recurrent weights                         [3H, H]
+  Bx,          // input bias                                [3H]
+  Br,          // recurrent bias                            [3H]
+  Wx,          // W x (all three gates)                     [B, 3H]
+  Rh,          // R h (all three gates)                     [B, 3H]
+  ZPre,        // Wx_z + Rh_z + bx_z + br_z                 [B, H]
+  RPre,        // Wx_r + Rh_r + bx_r + br_r                 [B, H]
+  GPre,        // Wx_g + rRh + bx_g                         [B, H]
+  ZOut,        // sigmoid(z_pre)                            [B, H]
+  ROut,        // sigmoid(r_pre)                            [B, H]
+  GOut,        // tanh(g_pre)                               [B, H]
+  RhAddBr,     // Rh_g + br_g                               [B, H]
+  RRh,         // r * Rh_add_br                             [B, H]
+  OldContrib,  // z * h                                     [B, H]
+  NewContrib,  // (1 - z) * g                               [B, H]
+  Count
+};
+constexpr int kGruOpCount = static_cast<int>(GruOp::Count);
+
+// "x", "h", "W", "R", "bx", "br", "Wx", "Rh", "z_pre", "r_pre", "g_pre", "z_out",
+// "r_out", "g_out", "Rh_add_br", "rRh", "old_contrib", "new_contrib" (seed 000's names).
+std::string to_string(GruOp op);
+// The inverse; throws fixq::Error naming the known operators for an unknown name.
+GruOp parse_gru_op(const std::string& name);
+
+// One direction of one layer, Haste gate order (z, r, g).
+struct GruCell {
+  int64_t input_size = 0;
+  int64_t hidden_size = 0;
+  std::vector<float> W;   // [3H, C]
+  std::vector<float> R;   // [3H, H]
+  std::vector<float> bx;  // [3H]
+  std::vector<float> br;  // [3H]
+};
+
+struct GruModel {
+  int64_t input_size = 0;
+  int64_t hidden_size = 0;
+  int64_t num_layers = 1;
+  bool bidirectional = false;
+  std::vector<GruCell> cells;  // [layer * D + direction]; layer l > 0 has input D*H
+
+  int directions() const { return bidirectional ? 2 : 1; }
+  const GruCell& cell(int layer, int direction) const { return cells[static_cast<size_t>(layer * directions() + direction)]; }
+  // Throws fixq::Error unless every shape is consistent and every value finite.
+  void validate() const;
+};
+
+// Where a per-operator value is observed during a float run (calibration, evaluation):
+// called once per (layer, direction, time step, operator) with the [B', n] values of the
+// batch items still running at that step (B' <= B; rows in batch order), in the order the
+// computation produces them:
+//   x, Wx, Rh, z_pre, z_out, r_pre, r_out, Rh_add_br, rRh, g_pre, g_out, old_contrib,
+//   new_contrib, h
+// Layers run in order, and within a layer the forward direction before the reverse one;
+// steps are reported in processing order (the reverse direction runs t = T-1 .. 0). A step
+// at which no item runs (every length <= t) is not reported. W, R, Bx and Br are
+// parameters, never reported here.
+struct GruTap {
+  std::function<void(int layer, int direction, int64_t t, GruOp op, const float* values, const Shape& shape)> on_value;
+};
+
+struct GruRunOptions {
+  bool batch_first = false;
+  std::span<const int64_t> lengths;  // empty: every sequence has length T; else B entries in [0, T]
+  const float* h0 = nullptr;         // [L*D, B, H] initial state, or zeros when null
+  const GruTap* tap = nullptr;       // optional observer of every operator value
+};
+
+struct GruOutput {
+  std::vector<float> y;    // [T, B, D*H] ([B, T, D*H] when batch_first)
+  std::vector<float> h_n;  // [L*D, B, H]
+};
+
+// Runs the float GRU over x of shape [T, B, C] ([B, T, C] when batch_first). Throws
+// fixq::Error for a wrong input shape, NaN / Inf in x or h0, or lengths out of range.
+GruOutput gru_forward(const GruModel& model, const float* x, const Shape& x_shape, const GruRunOptions& opt = {});
+
+// Streaming: one frame at a time for a unidirectional model (a bidirectional one needs
+// the whole sequence and is rejected). step(x [B, C]) advances every layer by one time
+// step and returns the top layer's h [B, H]; the sequence of steps equals gru_forward bit
+// for bit. The model is validated once, here, and must outlive the stream; batch >= 1,
+// h0 is [L, B, H] (zeros when null). NaN / Inf in h0 or x is a fixq::Error.
+class GruStream {
+ public:
+  GruStream(const GruModel& model, int64_t batch, const float* h0 = nullptr);
+  std::vector<float> step(const float* x);
+  const std::vector<float>& state() const { return h_; }  // [L, B, H]
+
+ private:
+  const GruModel* model_;
+  int64_t batch_;
+  std::vector<float> h_;
+};
+
+// ---- import ----------------------------------------------------------------------------
+
+// A named float tensor, as read from a checkpoint.
+struct NamedTensor {
+  std::string name;
+  Shape shape;
+  std::vector<float> data;
+};
+
+// From a PyTorch nn.GRU state_dict: weight_ih_l{k}[_reverse] [3H, C] and weight_hh_l{k}
+// [3H, H] with gates in r, z, n order, bias_ih_l{k} / bias_hh_l{k} [3H] (absent biases
+// are zero, as bias=False). Shapes decide C, H, L and D; every inconsistency or missing
+// tensor is a fixq::Error naming it.
+GruModel gru_from_torch(const std::vector<NamedTensor>& state_dict);
+
+// The inverse: the model as an nn.GRU state_dict (torch's names and gate order, every
+// bias present), in torch's order (layer by layer, weight_ih, weight_hh, bias_ih,
+// bias_hh, the reverse direction after the forward one).
+std::vector<NamedTensor> gru_to_torch(const GruModel& model);
+
+// From Haste's layout for one layer and direction: kernel [C, 3H], recurrent_kernel
+// [H, 3H], bias [3H], recurrent_bias [3H], gates z, r, g (columns).
+GruCell gru_cell_from_haste(const NamedTensor& kernel, const NamedTensor& recurrent_kernel,
+                            const NamedTensor& bias, const NamedTensor& recurrent_bias);
+
+// The float model file: a safetensors file holding an nn.GRU state_dict (F32) and, in
+// its __metadata__, "fixq.format": "gru-float", "input_size", "hidden_size",
+// "num_layers" (decimal) and "bidirectional" ("true" / "false"), written by
+// tools/export_gru.py or save_gru_float. Loading reads F16 / BF16 / F64 tensors too
+// (converted as SafetensorsFile::read_f32), requires the metadata to agree with the
+// tensors' shapes, and names the file in every error.
+GruModel load_gru_float(const std::string& path);
+void save_gru_float(const std::string& path, const GruModel& model);
+
+}  // namespace fixq

@@ -1,0 +1,41 @@
+// GruStream: the float GRU one frame at a time, through the same step as gru_forward.
+#include <vector>
+
+#include "fixq/error.h"
+#include "fixq/gru.h"
+#include "gru/float_inputs.h"
+#include "gru/float_step.h"
+
+namespace fixq {
+
+GruStream::GruStream(const GruModel& model, int64_t batch, const float* h0) : model_(&model), batch_(batch) {
+  model.validate();
+  if (model.bidirectional)
+    fail("GruStream: a bidirectional GRU needs the whole sequence; run gru_forward instead");
+  if (batch < 1) fail("GruStream: batch is ", batch, ", must be at least 1");
+  const Shape state_shape{model.num_layers, batch, model.hidden_size};
+  if (h0) {
+    gru_float::require_finite("GruStream", "h0", h0, state_shape);
+    h_.assign(h0, h0 + numel(state_shape));
+  } else {
+    h_.assign(static_cast<std::size_t>(numel(state_shape)), 0.0f);
+  }
+}
+
+std::vector<float> GruStream::step(const float* x) {
+  const GruModel& m = *model_;
+  if (!x) fail("GruStream::step: x is null");
+  gru_float::require_finite("GruStream::step", "x", x, Shape{batch_, m.input_size});
+  const int64_t H = m.hidden_size;
+  gru_float::StepScratch scratch;
+  // Each layer's new state is the next layer's input, as gru_forward's layer outputs are.
+  const float* in = x;
+  for (int layer = 0; layer < m.num_layers; ++layer) {
+    float* h = h_.data() + layer * batch_ * H;
+    gru_float::cell_step(m.cell(layer, 0), batch_, in, h, scratch, {});
+    in = h;
+  }
+  return std::vector<float>(in, in + batch_ * H);
+}
+
+}  // namespace fixq

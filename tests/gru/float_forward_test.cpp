@@ -1,0 +1,274 @@
+// The float GRU without torch: streaming equals whole sequences, per-sequence lengths
+// behave like running each item alone, batch_first is a relayout, the tap reports every
+// operator in the documented order with values that satisfy seed 000's formulas, and bad
+// inputs are refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fixq/gru.h"
+#include "gru/float_test_util.h"
+#include "io/npy_test_util.h"
+
+namespace fixq {
+namespace {
+
+using gru_test::random_model;
+using gru_test::random_values;
+using npy_test::expect_error;
+
+std::size_t sz(int64_t v) { return static_cast<std::size_t>(v); }
+
+TEST(GruStream, StepsEqualTheWholeSequenceBitForBit) {
+  const GruModel m = random_model(3, 5, 3, false, 11);
+  const int64_t T = 7, B = 2, H = 5;
+  const std::vector<float> x = random_values(sz(T * B * 3), 12, 2.0f);
+  const std::vector<float> h0 = random_values(sz(3 * B * H), 13);
+  GruRunOptions opt;
+  opt.h0 = h0.data();
+  const GruOutput whole = gru_forward(m, x.data(), {T, B, 3}, opt);
+
+  GruStream stream(m, B, h0.data());
+  for (int64_t t = 0; t < T; ++t) {
+    const std::vector<float> h = stream.step(x.data() + t * B * 3);
+    EXPECT_EQ(h, std::vector<float>(whole.y.begin() + t * B * H, whole.y.begin() + (t + 1) * B * H)) << t;
+  }
+  EXPECT_EQ(stream.state(), whole.h_n);
+}
+
+TEST(GruStream, RefusesWhatItCannotRun) {
+  const GruModel bi = random_model(2, 3, 1, true, 1);
+  expect_error([&] { GruStream s(bi, 1); }, "bidirectional");
+  const GruModel m = random_model(2, 3, 1, false, 1);
+  expect_error([&] { GruStream s(m, 0); }, "batch is 0");
+  const std::vector<float> bad_h0{0.0f, 0.0f, NAN, 0.0f, 0.0f, 0.0f};
+  expect_error([&] { GruStream s(m, 2, bad_h0.data()); }, "GruStream", "h0[0, 0, 2]", "not finite");
+  GruStream s(m, 2);
+  const std::vector<float> x{1.0f, 2.0f, std::numeric_limits<float>::infinity(), 0.0f};
+  expect_error([&] { s.step(x.data()); }, "GruStream::step", "x[1, 0]", "not finite");
+  GruModel broken = m;
+  broken.cells[0].bx.pop_back();
+  expect_error([&] { GruStream b(broken, 1); }, "bx has 8 values");
+}
+
+// Each item of a padded batch gives exactly what it gives alone, cut to its length: rows
+// are independent and the reverse direction starts at the item's own last step.
+TEST(GruForward, LengthsEqualRunningEachItemAlone) {
+  const GruModel m = random_model(3, 4, 2, true, 21);
+  const int64_t T = 6, B = 4, C = 3, H = 4, W = 2 * H, LD = 4;
+  const std::vector<float> x = random_values(sz(T * B * C), 22, 2.0f);
+  const std::vector<float> h0 = random_values(sz(LD * B * H), 23);
+  const std::vector<int64_t> lengths{6, 2, 0, 4};
+  GruRunOptions opt;
+  opt.h0 = h0.data();
+  opt.lengths = lengths;
+  const GruOutput all = gru_forward(m, x.data(), {T, B, C}, opt);
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t len = lengths[sz(b)];
+    std::vector<float> xb, h0b;
+    for (int64_t t = 0; t < len; ++t) xb.insert(xb.end(), x.begin() + (t * B + b) * C, x.begin() + (t * B + b + 1) * C);
+    for (int64_t s = 0; s < LD; ++s) h0b.insert(h0b.end(), h0.begin() + (s * B + b) * H, h0.begin() + (s * B + b + 1) * H);
+    GruRunOptions one;
+    one.h0 = h0b.data();
+    const GruOutput alone = gru_forward(m, xb.data(), {len, 1, C}, one);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t j = 0; j < W; ++j)
+        EXPECT_EQ(all.y[sz((t * B + b) * W + j)], t < len ? alone.y[sz(t * W + j)] : 0.0f) << b << " " << t;
+    for (int64_t s = 0; s < LD; ++s)
+      for (int64_t j = 0; j < H; ++j) EXPECT_EQ(all.h_n[sz((s * B + b) * H + j)], alone.h_n[sz(s * H + j)]);
+  }
+  // An empty item keeps h0; an empty sequence leaves every state at h0.
+  for (int64_t s = 0; s < LD; ++s)
+    for (int64_t j = 0; j < H; ++j) EXPECT_EQ(all.h_n[sz((s * B + 2) * H + j)], h0[sz((s * B + 2) * H + j)]);
+  GruRunOptions empty;
+  empty.h0 = h0.data();
+  const GruOutput none = gru_forward(m, x.data(), {0, B, C}, empty);
+  EXPECT_TRUE(none.y.empty());
+  EXPECT_EQ(none.h_n, h0);
+}
+
+TEST(GruForward, BatchFirstIsTheSameComputationRelaidOut) {
+  const GruModel m = random_model(2, 3, 2, true, 31);
+  const int64_t T = 5, B = 3, C = 2, W = 6;
+  const std::vector<float> x = random_values(sz(T * B * C), 32, 2.0f);
+  std::vector<float> xbf(x.size());
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t c = 0; c < C; ++c) xbf[sz((b * T + t) * C + c)] = x[sz((t * B + b) * C + c)];
+  const std::vector<int64_t> lengths{5, 1, 3};
+  GruRunOptions opt;
+  opt.lengths = lengths;
+  const GruOutput tm = gru_forward(m, x.data(), {T, B, C}, opt);
+  opt.batch_first = true;
+  const GruOutput bf = gru_forward(m, xbf.data(), {B, T, C}, opt);
+  EXPECT_EQ(bf.h_n, tm.h_n);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t j = 0; j < W; ++j) EXPECT_EQ(bf.y[sz((b * T + t) * W + j)], tm.y[sz((t * B + b) * W + j)]);
+}
+
+struct TapCall {
+  int layer, direction;
+  int64_t t;
+  GruOp op;
+  Shape shape;
+  std::vector<float> values;
+};
+
+float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+
+// The tap of a 2-layer bidirectional run with lengths: the calls come in the documented
+// order with [B', n] shapes of the running items, and the values obey seed 000's formulas
+// exactly (same float operations), chained from x and h0 to y and h_n.
+TEST(GruTap, ReportsEveryOperatorInOrderWithConsistentValues) {
+  const GruModel m = random_model(3, 4, 2, true, 41);
+  const int64_t T = 5, B = 4, C = 3, H = 4, D = 2;
+  const std::vector<float> x = random_values(sz(T * B * C), 42, 2.0f);
+  const std::vector<float> h0 = random_values(sz(2 * D * B * H), 43);
+  const std::vector<int64_t> lengths{3, 0, 5, 2};
+  std::vector<TapCall> calls;
+  GruTap tap;
+  tap.on_value = [&](int layer, int direction, int64_t t, GruOp op, const float* v, const Shape& shape) {
+    calls.push_back({layer, direction, t, op, shape, std::vector<float>(v, v + numel(shape))});
+  };
+  GruRunOptions opt;
+  opt.h0 = h0.data();
+  opt.lengths = lengths;
+  opt.tap = &tap;
+  const GruOutput out = gru_forward(m, x.data(), {T, B, C}, opt);
+
+  const GruOp order[] = {GruOp::X,     GruOp::Wx,      GruOp::Rh,  GruOp::ZPre, GruOp::ZOut,
+                         GruOp::RPre,  GruOp::ROut,    GruOp::RhAddBr, GruOp::RRh, GruOp::GPre,
+                         GruOp::GOut,  GruOp::OldContrib, GruOp::NewContrib, GruOp::H};
+  std::size_t k = 0;
+  std::vector<float> y_below(x);  // the input of the layer being checked, [T, B, width]
+  int64_t width = C;
+  for (int layer = 0; layer < 2; ++layer) {
+    std::vector<float> y_layer(sz(T * B * D * H), 0.0f);
+    for (int d = 0; d < D; ++d) {
+      const GruCell& cell = m.cell(layer, d);
+      std::vector<float> h(h0.begin() + (layer * D + d) * B * H, h0.begin() + (layer * D + d + 1) * B * H);
+      for (int64_t s = 0; s < T; ++s) {
+        const int64_t t = d ? T - 1 - s : s;
+        std::vector<int64_t> running;
+        for (int64_t b = 0; b < B; ++b)
+          if (t < lengths[sz(b)]) running.push_back(b);
+        if (running.empty()) continue;
+        const auto rows = static_cast<int64_t>(running.size());
+        std::vector<const TapCall*> c;  // this step's calls, by position in `order`
+        for (const GruOp op : order) {
+          ASSERT_LT(k, calls.size());
+          const TapCall& call = calls[k++];
+          EXPECT_EQ(call.layer, layer);
+          EXPECT_EQ(call.direction, d);
+          EXPECT_EQ(call.t, t);
+          ASSERT_EQ(call.op, op) << "call " << k - 1 << ": " << to_string(call.op) << " instead of " << to_string(op);
+          const int64_t n = op == GruOp::X ? width : (op == GruOp::Wx || op == GruOp::Rh) ? 3 * H : H;
+          ASSERT_EQ(call.shape, (Shape{rows, n})) << to_string(op);
+          c.push_back(&call);
+        }
+        const auto v = [&](int i, int64_t row, int64_t col) {
+          const TapCall& call = *c[sz(i)];
+          return call.values[sz(row * call.shape[1] + col)];
+        };
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t b = running[sz(r)];
+          for (int64_t i = 0; i < width; ++i) EXPECT_EQ(v(0, r, i), y_below[sz((t * B + b) * width + i)]);
+          for (int64_t j = 0; j < 3 * H; ++j) {
+            float wx = 0.0f, rh = 0.0f;
+            for (int64_t i = 0; i < width; ++i) wx += cell.W[sz(j * width + i)] * v(0, r, i);
+            for (int64_t i = 0; i < H; ++i) rh += cell.R[sz(j * H + i)] * h[sz(b * H + i)];
+            EXPECT_EQ(v(1, r, j), wx);
+            EXPECT_EQ(v(2, r, j), rh);
+          }
+          for (int64_t i = 0; i < H; ++i) {
+            const float z_pre = v(1, r, i) + v(2, r, i) + cell.bx[sz(i)] + cell.br[sz(i)];
+            const float r_pre = v(1, r, H + i) + v(2, r, H + i) + cell.bx[sz(H + i)] + cell.br[sz(H + i)];
+            const float rh_add_br = v(2, r, 2 * H + i) + cell.br[sz(2 * H + i)];
+            EXPECT_EQ(v(3, r, i), z_pre);
+            EXPECT_EQ(v(4, r, i), sigmoid(v(3, r, i)));
+            EXPECT_EQ(v(5, r, i), r_pre);
+            EXPECT_EQ(v(6, r, i), sigmoid(v(5, r, i)));
+            EXPECT_EQ(v(7, r, i), rh_add_br);
+            EXPECT_EQ(v(8, r, i), v(6, r, i) * v(7, r, i));
+            EXPECT_EQ(v(9, r, i), v(1, r, 2 * H + i) + v(8, r, i) + cell.bx[sz(2 * H + i)]);
+            EXPECT_EQ(v(10, r, i), std::tanh(v(9, r, i)));
+            EXPECT_EQ(v(11, r, i), v(4, r, i) * h[sz(b * H + i)]);
+            EXPECT_EQ(v(12, r, i), (1.0f - v(4, r, i)) * v(10, r, i));
+            EXPECT_EQ(v(13, r, i), v(11, r, i) + v(12, r, i));
+            h[sz(b * H + i)] = v(13, r, i);
+            y_layer[sz((t * B + b) * D * H + d * H + i)] = v(13, r, i);
+          }
+        }
+      }
+      for (int64_t j = 0; j < B * H; ++j) EXPECT_EQ(out.h_n[sz((layer * D + d) * B * H + j)], h[sz(j)]);
+    }
+    y_below = y_layer;
+    width = D * H;
+  }
+  EXPECT_EQ(k, calls.size());
+  EXPECT_EQ(out.y, y_below);
+}
+
+TEST(GruTap, SkipsStepsWhereNoItemRuns) {
+  const GruModel m = random_model(2, 3, 1, true, 45);
+  const std::vector<float> x = random_values(16, 46);
+  const std::vector<int64_t> lengths{2, 1};
+  std::vector<std::pair<int, int64_t>> steps;  // (direction, t) of each step's x report
+  std::vector<int64_t> rows;
+  GruTap tap;
+  tap.on_value = [&](int, int direction, int64_t t, GruOp op, const float*, const Shape& shape) {
+    if (op != GruOp::X) return;
+    steps.emplace_back(direction, t);
+    rows.push_back(shape[0]);
+  };
+  GruRunOptions opt;
+  opt.lengths = lengths;
+  opt.tap = &tap;
+  gru_forward(m, x.data(), {4, 2, 2}, opt);
+  EXPECT_EQ(steps, (std::vector<std::pair<int, int64_t>>{{0, 0}, {0, 1}, {1, 1}, {1, 0}}));
+  EXPECT_EQ(rows, (std::vector<int64_t>{2, 1, 1, 2}));
+  GruTap silent;  // a tap without a callback observes nothing
+  opt.tap = &silent;
+  GruRunOptions untapped;
+  untapped.lengths = lengths;
+  EXPECT_EQ(gru_forward(m, x.data(), {4, 2, 2}, opt).y, gru_forward(m, x.data(), {4, 2, 2}, untapped).y);
+}
+
+TEST(GruForward, RefusesBadInput) {
+  const GruModel m = random_model(3, 2, 1, false, 51);
+  const std::vector<float> x = random_values(12, 52);
+  expect_error([&] { gru_forward(m, x.data(), {4, 3}); }, "gru_forward", "x has shape [4, 3]", "[T, B, C]");
+  expect_error([&] { gru_forward(m, x.data(), {2, 3, 2}); }, "C = input_size = 3");
+  GruRunOptions bf;
+  bf.batch_first = true;
+  expect_error([&] { gru_forward(m, x.data(), {2, 2, 2}, bf); }, "[B, T, C]");
+  expect_error([&] { gru_forward(m, nullptr, {2, 2, 3}); }, "x is null");
+  std::vector<float> bad = x;
+  bad[10] = NAN;
+  expect_error([&] { gru_forward(m, bad.data(), {2, 2, 3}); }, "gru_forward", "x[1, 1, 1]", "not finite");
+  const std::vector<float> h0{0.0f, 0.0f, -INFINITY, 0.0f};
+  GruRunOptions with_h0;
+  with_h0.h0 = h0.data();
+  expect_error([&] { gru_forward(m, x.data(), {2, 2, 3}, with_h0); }, "h0[0, 1, 0]", "not finite");
+  for (const std::vector<int64_t>& lengths : {std::vector<int64_t>{2}, std::vector<int64_t>{2, 3},
+                                              std::vector<int64_t>{-1, 2}}) {
+    GruRunOptions opt;
+    opt.lengths = lengths;
+    expect_error([&] { gru_forward(m, x.data(), {2, 2, 3}, opt); }, "gru_forward", "length");
+  }
+  GruRunOptions too_long;
+  const std::vector<int64_t> lengths{1, 3};
+  too_long.lengths = lengths;
+  expect_error([&] { gru_forward(m, x.data(), {2, 2, 3}, too_long); }, "lengths[1] = 3 is outside [0, T] = [0, 2]");
+  GruModel broken = m;
+  broken.cells[0].R[1] = INFINITY;
+  expect_error([&] { gru_forward(broken, x.data(), {2, 2, 3}); }, "GRU model", "layer 0 forward", "R[1]");
+}
+
+}  // namespace
+}  // namespace fixq
