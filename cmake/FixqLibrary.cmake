@@ -13,7 +13,11 @@ set(FIXQ_AVX2_FLAGS -mavx2 -mfma -mf16c -mbmi2)
 set(FIXQ_AVX512_FLAGS -mavx2 -mfma -mf16c -mbmi2 -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni -mavx512bf16
     -Wno-maybe-uninitialized -Wno-uninitialized)
 foreach(src IN LISTS FIXQ_MODULE_SOURCES)
-  if(src MATCHES "_avx512\\.cpp$")
+  # *_intonly.cpp: code that must never compute with floats; with -mgeneral-regs-only the
+  # compiler rejects any float or double operation, which proves it.
+  if(src MATCHES "_intonly\\.cpp$")
+    set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-mgeneral-regs-only")
+  elseif(src MATCHES "_avx512\\.cpp$")
     set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${FIXQ_AVX512_FLAGS}")
   elseif(src MATCHES "_avx2\\.cpp$")
     set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${FIXQ_AVX2_FLAGS}")

@@ -9,6 +9,8 @@ void register_info(CLI::App& app);
 void register_quant_error(CLI::App& app);
 void register_demo(CLI::App& app);
 void register_formats(CLI::App& app);
+void register_quantize_stats(CLI::App& app);
 void register_bench(CLI::App& app);
+void register_gru(CLI::App& app);
 
 }  // namespace fixq::cli

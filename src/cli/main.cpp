@@ -14,7 +14,9 @@ int main(int argc, char** argv) {
   fixq::cli::register_quant_error(app);
   fixq::cli::register_demo(app);
   fixq::cli::register_formats(app);
+  fixq::cli::register_quantize_stats(app);
   fixq::cli::register_bench(app);
+  fixq::cli::register_gru(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

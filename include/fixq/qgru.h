@@ -1,0 +1,158 @@
+// fixq/qgru.h — the integer-only GRU of seed 000.
+//
+// Every operator of seed 000's parameter table (GruOp) has its own quantization: x and h
+// asymmetric per tensor; W and R symmetric per output channel; bx and br symmetric per
+// channel; Wx, Rh, z_pre, r_pre, g_pre, z_out, r_out, Rh_add_br, rRh, old_contrib,
+// new_contrib asymmetric per tensor; g_out symmetric. Each is 8 or 16 bits, signed. Scales
+// are all powers of two (shifts only) or all free (fixed-point multipliers), one switch.
+//
+// After the input is quantized, the time loop is integer-only (its translation unit is
+// compiled with -mgeneral-regs-only, so float code cannot exist there). Per step, with R()
+// a FixedPointScale rescale rounding half up (fixq/arith.h) and sat() saturation to the
+// target operator's range:
+//   q_Wx  = sat(R_j(acc_Wx - Z_x * colsum_W[j]) + Z_Wx)          (GEMM, all steps at once)
+//   q_Rh  = sat(R_j(acc_Rh - Z_h * colsum_R[j]) + Z_Rh)          (GEMM, per step)
+//   q_z_pre = sat(R(q_Wx_z - Z_Wx) + R(q_Rh_z - Z_Rh) + B_z[j] + Z_z_pre)   B_z = R(q_bx) + R(q_br)
+//   q_r_pre likewise;  q_z = LUT_sigmoid(q_z_pre);  q_r = LUT_sigmoid(q_r_pre)
+//   q_Rh_add_br = sat(R(q_Rh_g - Z_Rh) + R(q_br_g) + Z_Rh_add_br)
+//   q_rRh = sat(R((q_r - Z_r_out)(q_Rh_add_br - Z_Rh_add_br)) + Z_rRh)
+//   q_g_pre = sat(R(q_Wx_g - Z_Wx) + R(q_rRh - Z_rRh) + R(q_bx_g) + Z_g_pre);  q_g = LUT_tanh(q_g_pre)
+//   q_old = sat(R((q_z - Z_z_out)(q_h - Z_h)) + Z_old)
+//   q_1m_z = (round(1 / S_z_out) + Z_z_out) - q_z + Z_z_out         (1 - z in z_out's scale)
+//   q_new = sat(R((q_1m_z - Z_z_out)(q_g - Z_g_out)) + Z_new)
+//   q_h'  = sat(R(q_old - Z_old) + R(q_new - Z_new) + Z_h)
+// Bias terms are per-channel integer constants computed at build time (seed Step 2).
+// Layers above the first take the layer below's q_h, rescaled into their x parameters.
+//
+// Activation tables: for an 8-bit input, table[q] = sat(round_half_even(f(deq(q)) / S_out)
+// + Z_out) for all 256 q; for a 16-bit input, a table of f at every 2^s-th input (s the
+// largest that meets the bound, chosen and verified exhaustively at build time) with
+// integer linear interpolation, within 1 LSB of an 8-bit output and 2 LSB of a 16-bit one
+// of the exact f(deq(q)) / S_out + Z_out.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fixq/calib.h"
+#include "fixq/gru.h"
+#include "fixq/quant.h"
+
+namespace fixq {
+
+// Bit widths per operator and the kind of scale, the knobs of the integer GRU.
+struct GruQuantConfig {
+  std::array<int, kGruOpCount> bits{};
+  ScaleKind scale_kind = ScaleKind::PowerOfTwo;
+
+  // All operators 8-bit.
+  static GruQuantConfig int8(ScaleKind kind);
+  // 8-bit weights (W, R), 16-bit everything else.
+  static GruQuantConfig int16(ScaleKind kind);
+  // {"version": 1, "base": "int8"|"int16", "scales": "pow2"|"multiplier",
+  //  "bits": {"g_pre": 16, ...}}: a base configuration with operators overridden. Unknown
+  // keys, unknown operators and bit widths other than 8 or 16 are fixq::Errors.
+  static GruQuantConfig from_json(const std::string& text);
+  std::string to_json() const;
+  void validate() const;
+  int bits_of(GruOp op) const { return bits[static_cast<size_t>(op)]; }
+};
+
+// The quantization scheme of one operator under a config (symmetry, granularity, bits,
+// kind of scale) as the table above says.
+QuantScheme gru_op_scheme(GruOp op, const GruQuantConfig& config);
+
+// Quantization parameters of every operator of one layer direction. X is shared by the
+// directions of a layer (both read the same input), so both cells of a layer hold the
+// same X parameters.
+struct GruCellParams {
+  std::array<QuantParams, kGruOpCount> op;
+  const QuantParams& operator[](GruOp o) const { return op[static_cast<size_t>(o)]; }
+  QuantParams& operator[](GruOp o) { return op[static_cast<size_t>(o)]; }
+};
+
+struct GruQuantParams {
+  GruQuantConfig config;
+  std::vector<GruCellParams> cells;  // [layer * D + direction], as GruModel::cells
+
+  // Versioned, human-readable JSON ({"version": 1, "config": ..., "cells": [...]}).
+  std::string to_json() const;
+  static GruQuantParams from_json(const std::string& text);
+};
+
+// Streams calibration batches through the float GRU and records every operator's range
+// with one Observer per operator and cell (per tensor; W, R, bx, br are taken from the
+// model, per channel, by min/max). Every observe() call feeds each time step of each
+// sequence as one observation, so EMA runs per time step as in seed 000: the forward
+// direction in time order, the reverse direction in its own processing order (from the
+// last step back), and the layer input x of both directions in time order, so both
+// directions of a layer agree on x.
+class GruCalibrator {
+ public:
+  GruCalibrator(const GruModel& model, const GruQuantConfig& config, const ObserverConfig& method);
+  void observe(const float* x, const Shape& x_shape, const GruRunOptions& options = {});
+  int64_t batches() const { return batches_; }
+  // Parameters for every operator. Throws fixq::Error before any observe().
+  GruQuantParams finalize() const;
+
+ private:
+  const GruModel* model_;
+  GruQuantConfig config_;
+  std::vector<std::array<Observer, kGruOpCount>> observers_;  // per cell; W..Br unused
+  int64_t batches_ = 0;
+};
+
+// An activation lookup table from one operator's parameters to another's (see above).
+class ActivationLut {
+ public:
+  enum class Fn { Sigmoid, Tanh };
+  static ActivationLut build(Fn fn, const QuantParams& in, const QuantParams& out);
+  int32_t operator()(int32_t q) const;  // integer only
+  // Table layout, for documentation and tests.
+  int shift() const { return shift_; }
+  size_t entries() const { return table_.size(); }
+
+ private:
+  int32_t qmin_ = 0;
+  int shift_ = 0;      // 0: direct table; else interpolation step 2^shift inputs
+  int frac_bits_ = 0;  // fractional bits of interpolated entries
+  int32_t out_min_ = 0, out_max_ = 0;
+  std::vector<int32_t> table_;
+};
+
+// The integer GRU, built once from a float model and its parameters.
+class QuantizedGru {
+ public:
+  QuantizedGru(const GruModel& model, const GruQuantParams& params);
+  ~QuantizedGru();
+  QuantizedGru(QuantizedGru&&) noexcept;
+  QuantizedGru& operator=(QuantizedGru&&) noexcept;
+
+  const GruQuantParams& params() const;
+  int64_t input_size() const;
+  int64_t hidden_size() const;
+  int num_layers() const;
+  bool bidirectional() const;
+
+  // Quantizes x with the first layer's x parameters, runs the integer loop, dequantizes
+  // the top layer's h. Same tensor conventions and options as gru_forward (the tap is not
+  // used). h0 is quantized with each cell's h parameters.
+  GruOutput forward(const float* x, const Shape& x_shape, const GruRunOptions& options = {}) const;
+
+  // The quantized model file: safetensors with the integer weights (I8/I16), and the
+  // parameters JSON plus the float model's shape in __metadata__ ("fixq.format":
+  // "gru-quantized").
+  void save(const std::string& path) const;
+  static QuantizedGru load(const std::string& path);
+
+  struct Impl;
+
+ private:
+  explicit QuantizedGru(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fixq

@@ -1,0 +1,101 @@
+// GruQuantConfig: bit widths per operator and the kind of scale; JSON in and out.
+#include <nlohmann/json.hpp>
+
+#include "fixq/error.h"
+#include "fixq/qgru.h"
+
+namespace fixq {
+
+namespace {
+
+constexpr int kConfigVersion = 1;
+
+bool is_weight(GruOp op) { return op == GruOp::W || op == GruOp::R; }
+
+GruQuantConfig uniform(int activation_bits, ScaleKind kind) {
+  GruQuantConfig c;
+  c.scale_kind = kind;
+  for (int i = 0; i < kGruOpCount; ++i) c.bits[static_cast<size_t>(i)] = is_weight(static_cast<GruOp>(i)) ? 8 : activation_bits;
+  return c;
+}
+
+std::string scale_kind_name(ScaleKind k) { return k == ScaleKind::PowerOfTwo ? "pow2" : "multiplier"; }
+
+}  // namespace
+
+GruQuantConfig GruQuantConfig::int8(ScaleKind kind) { return uniform(8, kind); }
+GruQuantConfig GruQuantConfig::int16(ScaleKind kind) { return uniform(16, kind); }
+
+void GruQuantConfig::validate() const {
+  for (int i = 0; i < kGruOpCount; ++i) {
+    const int b = bits[static_cast<size_t>(i)];
+    if (b != 8 && b != 16)
+      fail("GRU operator ", to_string(static_cast<GruOp>(i)), " has ", b, " bits; each operator is 8 or 16 bits");
+  }
+}
+
+GruQuantConfig GruQuantConfig::from_json(const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail("GRU config is not valid JSON: ", e.what());
+  }
+  require(j.is_object(), "GRU config must be a JSON object");
+  for (const auto& [key, value] : j.items())
+    if (key != "version" && key != "base" && key != "scales" && key != "bits")
+      fail("GRU config has an unknown key '", key, "' (known: version, base, scales, bits)");
+  require(j.value("version", 0) == kConfigVersion, "GRU config version must be ", kConfigVersion);
+  const std::string scales = j.value("scales", std::string("pow2"));
+  require(scales == "pow2" || scales == "multiplier", "GRU config 'scales' must be pow2 or multiplier, got '", scales, "'");
+  const ScaleKind kind = scales == "pow2" ? ScaleKind::PowerOfTwo : ScaleKind::Float;
+  const std::string base = j.value("base", std::string("int8"));
+  require(base == "int8" || base == "int16", "GRU config 'base' must be int8 or int16, got '", base, "'");
+  GruQuantConfig c = base == "int8" ? int8(kind) : int16(kind);
+  if (j.contains("bits")) {
+    require(j["bits"].is_object(), "GRU config 'bits' must map operator names to 8 or 16");
+    for (const auto& [name, value] : j["bits"].items()) {
+      const GruOp op = parse_gru_op(name);
+      require(value.is_number_integer(), "GRU config bits of '", name, "' must be an integer");
+      c.bits[static_cast<size_t>(op)] = value.get<int>();
+    }
+  }
+  c.validate();
+  return c;
+}
+
+std::string GruQuantConfig::to_json() const {
+  nlohmann::ordered_json j;
+  j["version"] = kConfigVersion;
+  j["base"] = "int8";
+  j["scales"] = scale_kind_name(scale_kind);
+  nlohmann::ordered_json b = nlohmann::ordered_json::object();
+  for (int i = 0; i < kGruOpCount; ++i) b[to_string(static_cast<GruOp>(i))] = bits[static_cast<size_t>(i)];
+  j["bits"] = b;
+  return j.dump(2);
+}
+
+QuantScheme gru_op_scheme(GruOp op, const GruQuantConfig& config) {
+  QuantScheme s;
+  s.format = IntFormat::make(config.bits_of(op), true);
+  s.scale_kind = config.scale_kind;
+  switch (op) {
+    case GruOp::W:
+    case GruOp::R:
+    case GruOp::Bx:
+    case GruOp::Br:
+      s.symmetry = Symmetry::Symmetric;
+      s.granularity = Granularity::PerChannel;
+      s.axis = 0;
+      break;
+    case GruOp::GOut:
+      s.symmetry = Symmetry::Symmetric;
+      break;
+    default:
+      s.symmetry = Symmetry::Asymmetric;
+      break;
+  }
+  return s;
+}
+
+}  // namespace fixq

@@ -1,0 +1,125 @@
+// The quantized model file: integer weights as I8 / I16 safetensors tensors, parameters
+// and shape in __metadata__, so a Q.fixq file is all an integer-only runtime needs.
+#include <cstring>
+
+#include "fixq/error.h"
+#include "fixq/safetensors.h"
+#include "gru/q_model.h"
+
+namespace fixq {
+
+namespace {
+
+constexpr const char* kFormat = "gru-quantized";
+
+std::string tensor_name(size_t cell, const char* what) { return "cell" + std::to_string(cell) + "." + what; }
+
+// Narrow integer weights to their storage type's bytes.
+std::vector<std::byte> narrow(const std::vector<int32_t>& v, int bits) {
+  std::vector<std::byte> out(v.size() * (bits <= 8 ? 1 : 2));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (bits <= 8) {
+      out[i] = static_cast<std::byte>(static_cast<int8_t>(v[i]));
+    } else {
+      const auto s = static_cast<int16_t>(v[i]);
+      std::memcpy(out.data() + 2 * i, &s, 2);
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> read_ints(const SafetensorsFile& f, const std::string& name, int bits, const Shape& shape) {
+  const SafetensorsTensorInfo& info = f.info(name);
+  if (info.shape != shape)
+    fail("quantized GRU ", f.path(), ": tensor '", name, "' has shape ", shape_str(info.shape), ", expected ", shape_str(shape));
+  std::vector<int32_t> out;
+  if (bits <= 8) {
+    for (int8_t v : f.read_i8(name)) out.push_back(v);
+  } else {
+    for (int16_t v : f.read_i16(name)) out.push_back(v);
+  }
+  return out;
+}
+
+int64_t meta_int(const std::map<std::string, std::string>& m, const std::string& key, const std::string& path) {
+  const auto it = m.find(key);
+  if (it == m.end()) fail("quantized GRU ", path, ": metadata lacks '", key, "'");
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(it->second, &used);
+    if (used != it->second.size() || v < 0 || v > (int64_t{1} << 24)) throw std::invalid_argument("range");
+    return v;
+  } catch (const std::exception&) {
+    fail("quantized GRU ", path, ": metadata '", key, "' = '", it->second, "' is not a valid count");
+  }
+}
+
+}  // namespace
+
+void QuantizedGru::save(const std::string& path) const {
+  const Impl& m = *impl_;
+  const GruQuantConfig& cfg = m.params.config;
+  std::vector<std::vector<std::byte>> bufs;
+  std::vector<SafetensorsTensorView> views;
+  auto add = [&](const std::string& name, const std::vector<int32_t>& v, int bits, Shape shape) {
+    bufs.push_back(narrow(v, bits));
+    views.push_back({name, bits <= 8 ? SafetensorsDtype::I8 : SafetensorsDtype::I16, std::move(shape), bufs.back()});
+  };
+  bufs.reserve(m.plans.size() * 4);
+  for (size_t c = 0; c < m.plans.size(); ++c) {
+    const gru_detail::CellPlan& p = m.plans[c];
+    const int64_t H3 = 3 * p.hidden_size;
+    add(tensor_name(c, "W"), p.q_w, cfg.bits_of(GruOp::W), {H3, p.input_size});
+    add(tensor_name(c, "R"), p.q_r, cfg.bits_of(GruOp::R), {H3, p.hidden_size});
+    add(tensor_name(c, "bx"), p.q_bx, cfg.bits_of(GruOp::Bx), {H3});
+    add(tensor_name(c, "br"), p.q_br, cfg.bits_of(GruOp::Br), {H3});
+  }
+  const std::map<std::string, std::string> meta{{"fixq.format", kFormat},
+                                                {"input_size", std::to_string(m.input_size)},
+                                                {"hidden_size", std::to_string(m.hidden_size)},
+                                                {"num_layers", std::to_string(m.num_layers)},
+                                                {"bidirectional", m.bidirectional ? "true" : "false"},
+                                                {"params", m.params.to_json()}};
+  save_safetensors(path, views, meta);
+}
+
+QuantizedGru QuantizedGru::load(const std::string& path) {
+  const SafetensorsFile f(path);
+  const auto& meta = f.metadata();
+  const auto format = meta.find("fixq.format");
+  if (format == meta.end() || format->second != kFormat)
+    fail("quantized GRU ", path, ": not a fixq quantized GRU (metadata 'fixq.format' must be '", kFormat, "')");
+  auto impl = std::make_unique<Impl>();
+  impl->input_size = meta_int(meta, "input_size", path);
+  impl->hidden_size = meta_int(meta, "hidden_size", path);
+  impl->num_layers = static_cast<int>(meta_int(meta, "num_layers", path));
+  const auto bidi = meta.find("bidirectional");
+  require(bidi != meta.end() && (bidi->second == "true" || bidi->second == "false"), "quantized GRU ", path,
+          ": metadata 'bidirectional' must be true or false");
+  impl->bidirectional = bidi->second == "true";
+  require(impl->input_size >= 1 && impl->hidden_size >= 1 && impl->num_layers >= 1, "quantized GRU ", path,
+          ": sizes must be >= 1");
+  const auto params = meta.find("params");
+  require(params != meta.end(), "quantized GRU ", path, ": metadata lacks 'params'");
+  impl->params = GruQuantParams::from_json(params->second);
+  const int D = impl->directions();
+  const size_t cells = static_cast<size_t>(impl->num_layers * D);
+  require(impl->params.cells.size() == cells, "quantized GRU ", path, ": parameters describe ",
+          impl->params.cells.size(), " cells, the shape needs ", cells);
+  const GruQuantConfig& cfg = impl->params.config;
+  const int64_t H = impl->hidden_size, H3 = 3 * H;
+  for (size_t c = 0; c < cells; ++c) {
+    const int64_t C = c < static_cast<size_t>(D) ? impl->input_size : D * H;
+    const GruCellParams& p = impl->params.cells[c];
+    require(p[GruOp::W].size() == static_cast<size_t>(H3) && p[GruOp::R].size() == static_cast<size_t>(H3) &&
+                p[GruOp::Bx].size() == static_cast<size_t>(H3) && p[GruOp::Br].size() == static_cast<size_t>(H3),
+            "quantized GRU ", path, ": cell ", c, " parameters are not per channel of 3H = ", H3);
+    impl->plans.push_back(gru_detail::build_plan(p, cfg, C, H, read_ints(f, tensor_name(c, "W"), cfg.bits_of(GruOp::W), {H3, C}),
+                                                 read_ints(f, tensor_name(c, "R"), cfg.bits_of(GruOp::R), {H3, H}),
+                                                 read_ints(f, tensor_name(c, "bx"), cfg.bits_of(GruOp::Bx), {H3}),
+                                                 read_ints(f, tensor_name(c, "br"), cfg.bits_of(GruOp::Br), {H3})));
+  }
+  return QuantizedGru(std::move(impl));
+}
+
+}  // namespace fixq

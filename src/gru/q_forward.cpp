@@ -1,0 +1,182 @@
+// QuantizedGru: construction from a float model, and the forward pass around the integer
+// loop: quantize the input, run every cell (q_step_intonly.cpp), rescale between layers,
+// dequantize the output.
+#include <cmath>
+#include <cstring>
+
+#include "fixq/error.h"
+#include "gru/q_model.h"
+
+namespace fixq {
+
+namespace {
+
+using gru_detail::CellPlan;
+
+std::vector<int32_t> quantize_weights(const std::vector<float>& w, int64_t rows, const QuantParams& p) {
+  std::vector<int32_t> q(w.size());
+  quantize(w.data(), Shape{rows, static_cast<int64_t>(w.size()) / rows}, p, q.data());
+  return q;
+}
+
+size_t bytes(IntType t) { return t == IntType::S16 ? 2 : 1; }
+
+int32_t load_q(const std::vector<char>& v, IntType t, int64_t i) {
+  if (t == IntType::S16) {
+    int16_t x;
+    std::memcpy(&x, v.data() + 2 * i, 2);
+    return x;
+  }
+  return static_cast<int8_t>(v[static_cast<size_t>(i)]);
+}
+
+void store(std::vector<char>& v, IntType t, int64_t i, int32_t x) {
+  if (t == IntType::S16) {
+    const auto s = static_cast<int16_t>(x);
+    std::memcpy(v.data() + 2 * i, &s, 2);
+  } else {
+    v[static_cast<size_t>(i)] = static_cast<char>(static_cast<int8_t>(x));
+  }
+}
+
+// A float tensor quantized with per-tensor parameters into s8 / s16 storage.
+std::vector<char> quantize_to(const float* x, int64_t n, const QuantParams& p, IntType storage) {
+  std::vector<char> q(static_cast<size_t>(n) * bytes(storage));
+  if (storage == IntType::S16) {
+    quantize(x, Shape{n}, p, reinterpret_cast<int16_t*>(q.data()));
+  } else {
+    quantize(x, Shape{n}, p, reinterpret_cast<int8_t*>(q.data()));
+  }
+  return q;
+}
+
+std::vector<float> time_major(const float* x, int64_t T, int64_t B, int64_t C) {
+  std::vector<float> out(static_cast<size_t>(T * B * C));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t) std::memcpy(&out[static_cast<size_t>((t * B + b) * C)], x + (b * T + t) * C, sizeof(float) * C);
+  return out;
+}
+
+}  // namespace
+
+QuantizedGru::QuantizedGru(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+QuantizedGru::~QuantizedGru() = default;
+QuantizedGru::QuantizedGru(QuantizedGru&&) noexcept = default;
+QuantizedGru& QuantizedGru::operator=(QuantizedGru&&) noexcept = default;
+
+QuantizedGru::QuantizedGru(const GruModel& model, const GruQuantParams& params) {
+  model.validate();
+  params.config.validate();
+  require(params.cells.size() == model.cells.size(), "GRU parameters describe ", params.cells.size(),
+          " cells but the model has ", model.cells.size());
+  impl_ = std::make_unique<Impl>();
+  impl_->params = params;
+  impl_->input_size = model.input_size;
+  impl_->hidden_size = model.hidden_size;
+  impl_->num_layers = static_cast<int>(model.num_layers);
+  impl_->bidirectional = model.bidirectional;
+  const int64_t H3 = 3 * model.hidden_size;
+  for (size_t c = 0; c < model.cells.size(); ++c) {
+    const GruCell& cell = model.cells[c];
+    const GruCellParams& p = params.cells[c];
+    impl_->plans.push_back(gru_detail::build_plan(
+        p, params.config, cell.input_size, cell.hidden_size, quantize_weights(cell.W, H3, p[GruOp::W]),
+        quantize_weights(cell.R, H3, p[GruOp::R]), quantize_weights(cell.bx, H3, p[GruOp::Bx]),
+        quantize_weights(cell.br, H3, p[GruOp::Br])));
+  }
+}
+
+const GruQuantParams& QuantizedGru::params() const { return impl_->params; }
+int64_t QuantizedGru::input_size() const { return impl_->input_size; }
+int64_t QuantizedGru::hidden_size() const { return impl_->hidden_size; }
+int QuantizedGru::num_layers() const { return impl_->num_layers; }
+bool QuantizedGru::bidirectional() const { return impl_->bidirectional; }
+
+GruOutput QuantizedGru::forward(const float* x, const Shape& x_shape, const GruRunOptions& opt) const {
+  const Impl& m = *impl_;
+  require(x_shape.size() == 3, "GRU input must be 3-D [T, B, C] (or [B, T, C] with batch_first), got ", shape_str(x_shape));
+  const int64_t T = opt.batch_first ? x_shape[1] : x_shape[0], B = opt.batch_first ? x_shape[0] : x_shape[1];
+  const int64_t C = x_shape[2], H = m.hidden_size;
+  const int D = m.directions();
+  require(C == m.input_size, "GRU input has ", C, " features per step; the model expects ", m.input_size);
+  require(x != nullptr || T * B == 0, "GRU input: null data pointer");
+  std::vector<int64_t> lengths(opt.lengths.begin(), opt.lengths.end());
+  require(lengths.empty() || static_cast<int64_t>(lengths.size()) == B, "GRU lengths: ", lengths.size(),
+          " entries for a batch of ", B);
+  for (int64_t len : lengths) require(len >= 0 && len <= T, "GRU lengths: ", len, " is outside [0, ", T, "]");
+  std::vector<float> xt;
+  if (opt.batch_first) {
+    xt = time_major(x, T, B, C);
+    x = xt.data();
+  }
+  const int64_t n = T * B * C;
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(x[i])) fail("GRU input element ", i, " is ", x[i], ": inputs must be finite");
+
+  auto real_step = [&](int64_t t, int64_t b) { return lengths.empty() || t < lengths[static_cast<size_t>(b)]; };
+  GruOutput out;
+  out.h_n.assign(static_cast<size_t>(m.num_layers * D * B * H), 0.0f);
+  // The first layer's input, quantized once for both directions.
+  const CellPlan& first = m.plans[0];
+  std::vector<char> layer_in = quantize_to(x, n, m.params.cells[0][GruOp::X], first.x.storage);
+  std::vector<std::vector<char>> layer_out(static_cast<size_t>(D));
+  for (int l = 0; l < m.num_layers; ++l) {
+    for (int d = 0; d < D; ++d) {
+      const size_t c = static_cast<size_t>(l * D + d);
+      const CellPlan& plan = m.plans[c];
+      const QuantParams& hp = m.params.cells[c][GruOp::H];
+      std::vector<char> q_h;
+      if (opt.h0 != nullptr) {
+        const float* h0 = opt.h0 + static_cast<int64_t>(c) * B * H;
+        for (int64_t i = 0; i < B * H; ++i)
+          if (!std::isfinite(h0[i])) fail("GRU h0 element ", static_cast<int64_t>(c) * B * H + i, " is not finite");
+        q_h = quantize_to(h0, B * H, hp, plan.h.storage);
+      } else {
+        q_h.assign(static_cast<size_t>(B * H) * bytes(plan.h.storage), 0);
+        for (int64_t i = 0; i < B * H; ++i) store(q_h, plan.h.storage, i, plan.h.zp);  // real 0
+      }
+      std::vector<char>& q_y = layer_out[static_cast<size_t>(d)];
+      q_y.assign(static_cast<size_t>(T * B * H) * bytes(plan.h.storage), 0);
+      gru_detail::run_cell(plan, layer_in.data(), T, B, lengths, d == 1, q_h.data(), q_y.data());
+      for (int64_t i = 0; i < B * H; ++i)
+        out.h_n[c * static_cast<size_t>(B * H) + static_cast<size_t>(i)] = dequantize_value(load_q(q_h, plan.h.storage, i), hp.scale[0], hp.zero_point[0]);
+    }
+    if (l + 1 == m.num_layers) break;
+    // The next layer's input: each direction's h rescaled into that layer's x parameters.
+    const size_t next = static_cast<size_t>((l + 1) * D);
+    const CellPlan& np = m.plans[next];
+    const QuantParams& nx = m.params.cells[next][GruOp::X];
+    std::vector<char> in(static_cast<size_t>(T * B * D * H) * bytes(np.x.storage));
+    const ScaleMode mode = m.params.config.scale_kind == ScaleKind::PowerOfTwo ? ScaleMode::PowerOfTwo : ScaleMode::Multiplier;
+    for (int d = 0; d < D; ++d) {
+      const size_t c = static_cast<size_t>(l * D + d);
+      const QuantParams& hp = m.params.cells[c][GruOp::H];
+      const Rescale rs = Rescale::make(hp.scale[0], hp.zero_point[0], nx.scale[0], nx.zero_point[0], np.x.range, mode);
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t j = 0; j < H; ++j) {
+            const int64_t src = (t * B + b) * H + j, dst = (t * B + b) * D * H + d * H + j;
+            // Padding steps carry real 0 into the next layer, whose loop skips them anyway.
+            store(in, np.x.storage, dst, real_step(t, b) ? rs(load_q(layer_out[static_cast<size_t>(d)], m.plans[c].h.storage, src)) : nx.zero_point[0]);
+          }
+    }
+    layer_in = std::move(in);
+  }
+  // Dequantize the top layer's output; padding stays 0.
+  out.y.assign(static_cast<size_t>(T * B * D * H), 0.0f);
+  for (int d = 0; d < D; ++d) {
+    const size_t c = static_cast<size_t>((m.num_layers - 1) * D + d);
+    const QuantParams& hp = m.params.cells[c][GruOp::H];
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t b = 0; b < B; ++b) {
+        if (!real_step(t, b)) continue;
+        for (int64_t j = 0; j < H; ++j) {
+          const int64_t dst = opt.batch_first ? (b * T + t) * D * H + d * H + j : (t * B + b) * D * H + d * H + j;
+          out.y[static_cast<size_t>(dst)] = dequantize_value(load_q(layer_out[static_cast<size_t>(d)], m.plans[c].h.storage, (t * B + b) * H + j), hp.scale[0], hp.zero_point[0]);
+        }
+      }
+  }
+  return out;
+}
+
+}  // namespace fixq

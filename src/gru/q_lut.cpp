@@ -1,0 +1,76 @@
+// Activation lookup tables: exact for 8-bit inputs, interpolated for 16-bit inputs with a
+// bound that is checked for every input value when the table is built.
+#include <cmath>
+
+#include "fixq/error.h"
+#include "fixq/qgru.h"
+
+namespace fixq {
+
+namespace {
+
+// Fractional bits of interpolated table entries: enough that their own rounding (2^-13
+// of an output LSB) is negligible, while entry * 2^shift stays far inside int64.
+constexpr int kFracBits = 12;
+constexpr int kMaxShift = 10;
+
+double apply(ActivationLut::Fn fn, double x) {
+  return fn == ActivationLut::Fn::Sigmoid ? 1.0 / (1.0 + std::exp(-x)) : std::tanh(x);
+}
+
+}  // namespace
+
+ActivationLut ActivationLut::build(Fn fn, const QuantParams& in, const QuantParams& out) {
+  require(in.size() == 1 && out.size() == 1, "activation tables need per-tensor input and output parameters");
+  ActivationLut lut;
+  const IntFormat fi = in.scheme.format, fo = out.scheme.format;
+  lut.qmin_ = fi.qmin();
+  lut.out_min_ = fo.qmin();
+  lut.out_max_ = fo.qmax();
+  const double s_in = in.scale[0], s_out = out.scale[0];
+  const int32_t z_in = in.zero_point[0], z_out = out.zero_point[0];
+  // The exact output, in output LSBs, of every input value (one beyond qmax too, the
+  // right end of the last interpolation segment).
+  const int64_t count = int64_t{fi.qmax()} - fi.qmin() + 1;
+  std::vector<double> exact(static_cast<size_t>(count + 1));
+  for (int64_t i = 0; i <= count; ++i)
+    exact[static_cast<size_t>(i)] = apply(fn, static_cast<double>(lut.qmin_ + i - z_in) * s_in) / s_out + z_out;
+  auto clamp_out = [&](double v) { return std::min<double>(std::max<double>(v, lut.out_min_), lut.out_max_); };
+
+  if (fi.bits <= 8) {
+    lut.table_.resize(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i)
+      lut.table_[static_cast<size_t>(i)] =
+          static_cast<int32_t>(round_half_even_saturate(exact[static_cast<size_t>(i)], lut.out_min_, lut.out_max_));
+    return lut;
+  }
+  // The bound of fixq/qgru.h: 1 LSB for an 8-bit output, 2 LSB for a 16-bit one.
+  const double bound = fo.bits <= 8 ? 1.0 : 2.0;
+  for (int s = kMaxShift; s >= 0; --s) {
+    ActivationLut c = lut;
+    c.shift_ = s;
+    c.frac_bits_ = kFracBits;
+    const int64_t knots = (count >> s) + 1;
+    c.table_.resize(static_cast<size_t>(knots));
+    for (int64_t i = 0; i < knots; ++i)
+      c.table_[static_cast<size_t>(i)] = static_cast<int32_t>(round_half_even_saturate(
+          std::ldexp(exact[static_cast<size_t>(i << s)], kFracBits), INT32_MIN, INT32_MAX));
+    bool ok = true;
+    for (int64_t i = 0; i < count && ok; ++i)
+      ok = std::fabs(c(static_cast<int32_t>(lut.qmin_ + i)) - clamp_out(exact[static_cast<size_t>(i)])) <= bound;
+    if (ok) return c;
+  }
+  fail("internal: no activation table meets its error bound");  // s = 0 is exact to 1/2 LSB
+}
+
+int32_t ActivationLut::operator()(int32_t q) const {
+  const int64_t i = int64_t{q} - qmin_;
+  if (shift_ == 0 && frac_bits_ == 0) return table_[static_cast<size_t>(i)];
+  const int64_t k = i >> shift_, fr = i & ((int64_t{1} << shift_) - 1);
+  const int64_t lo = table_[static_cast<size_t>(k)], hi = table_[static_cast<size_t>(k + 1)];
+  // lo + (hi - lo) * fr / 2^shift in units of 2^-(frac+shift), then one rounding.
+  const int64_t v = lo * (int64_t{1} << shift_) + (hi - lo) * fr;
+  return static_cast<int32_t>(saturate(rounding_shift_right_half_up(v, frac_bits_ + shift_), out_min_, out_max_));
+}
+
+}  // namespace fixq

@@ -1,0 +1,54 @@
+// Private: everything the integer loop of one layer direction needs, prepared once from
+// the parameters (seed 000 Step 2: compensation and bias terms precomputed).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fixq/arith.h"
+#include "fixq/gemm.h"
+#include "fixq/qgru.h"
+
+namespace fixq::gru_detail {
+
+// The integer range and zero point of one per-tensor operator.
+struct OpQ {
+  int32_t zp = 0;
+  IntRange range;
+  IntType storage = IntType::S8;  // s8 for 8 bits, s16 for 16
+};
+
+struct CellPlan {
+  int64_t input_size = 0;
+  int64_t hidden_size = 0;
+  OpQ x, h, wx, rh, z_pre, r_pre, g_pre, z_out, r_out, g_out, rh_add_br, rrh, old_c, new_c;
+
+  PackedB w, r;                                  // quantized W [3H, C], R [3H, H]
+  std::vector<int32_t> q_w, q_r, q_bx, q_br;     // the integer weights, as saved
+  std::vector<FixedPointScale> wx_scale, rh_scale;  // per row: S_W[j] S_x / S_Wx, S_R[j] S_h / S_Rh
+
+  FixedPointScale wx_to_z, rh_to_z, wx_to_r, rh_to_r;  // S_Wx / S_z_pre, ...
+  FixedPointScale rh_to_rhab, wx_to_g, rrh_to_g;        // S_Rh / S_Rh_add_br, S_Wx / S_g_pre, S_rRh / S_g_pre
+  FixedPointScale rrh_mul, old_mul, new_mul;            // products' S_a S_b / S_out
+  FixedPointScale old_to_h, new_to_h;                   // S_old / S_h, S_new / S_h
+  std::vector<int32_t> bias_z, bias_r, bias_rhab, bias_g;  // [H] constants in their targets' LSBs
+  int32_t q_one = 0;                                    // round(1 / S_z_out) + Z_z_out
+
+  ActivationLut sig_z, sig_r, tanh_g;
+};
+
+// Builds the plan of one cell from its integer weights and parameters.
+CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_t input_size, int64_t hidden_size,
+                    std::vector<int32_t> q_w, std::vector<int32_t> q_r, std::vector<int32_t> q_bx,
+                    std::vector<int32_t> q_br);
+
+// The integer time loop of one cell (q_step_intonly.cpp, no float code):
+//   q_x    [T, B, C] the layer input in this cell's x parameters (storage x.storage)
+//   q_h    [B, H] initial state in h's parameters (updated in place)
+//   q_y    [T, B, H] written for every real step, padding untouched (storage h.storage)
+//   lengths[b] real steps of item b (all T when empty); reverse runs each item from its
+//   last real step back to 0.
+void run_cell(const CellPlan& plan, const void* q_x, int64_t steps, int64_t batch, const std::vector<int64_t>& lengths,
+              bool reverse, void* q_h, void* q_y);
+
+}  // namespace fixq::gru_detail

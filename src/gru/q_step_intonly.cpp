@@ -1,0 +1,116 @@
+// The integer time loop of one GRU cell. This file is compiled with -mgeneral-regs-only
+// (see cmake/FixqLibrary.cmake: *_intonly.cpp): the compiler rejects any float or double
+// operation here, which proves that between quantizing the input and dequantizing the
+// output the GRU computes with integers only.
+//
+// Intermediate bounds (H, C <= 4096, every operator at most 16 bits): GEMM accumulators
+// |acc| <= 4096 * 2^15 * 2^7 = 2^34 (the GEMM sums in int64 where int32 could overflow);
+// every rescaled term |v| <= 2^34 * 2^20 = 2^54 (FixedPointScale ratios are <= 2^20) and
+// products of two operator differences <= 2^17 * 2^17 = 2^34, so sums of four terms stay
+// far below 2^63; each result is saturated to its operator's range before use.
+#include <cstring>
+
+#include "gru/q_plan.h"
+
+namespace fixq::gru_detail {
+
+namespace {
+
+int32_t load(const void* base, IntType t, int64_t i) {
+  if (t == IntType::S16) {
+    int16_t v;
+    std::memcpy(&v, static_cast<const int16_t*>(base) + i, sizeof v);
+    return v;
+  }
+  return static_cast<const int8_t*>(base)[i];
+}
+
+void store(void* base, IntType t, int64_t i, int32_t v) {
+  if (t == IntType::S16) {
+    const auto s = static_cast<int16_t>(v);
+    std::memcpy(static_cast<int16_t*>(base) + i, &s, sizeof s);
+  } else {
+    static_cast<int8_t*>(base)[i] = static_cast<int8_t>(v);
+  }
+}
+
+int32_t sat(int64_t v, const OpQ& q) { return static_cast<int32_t>(saturate(v, q.range.qmin, q.range.qmax)); }
+
+size_t bytes(IntType t) { return t == IntType::S16 ? 2 : 1; }
+
+// y = sat(R(v) + zp): a requantized GEMM, rows of 3H outputs for the given parameters.
+RequantEpilogue requant_to(const OpQ& out, const std::vector<FixedPointScale>& scale, const int32_t* azp) {
+  RequantEpilogue e;
+  e.azp = std::span<const int32_t>(azp, 1);
+  e.scale = scale;
+  e.zp_out = out.zp;
+  e.out_type = out.storage;
+  e.out_min = out.range.qmin;
+  e.out_max = out.range.qmax;
+  return e;
+}
+
+// One hidden unit j of one batch item: seed 000's formulas, in its order.
+int32_t update_unit(const CellPlan& p, int64_t j, const void* wx, const void* rh, int32_t h) {
+  const int64_t H = p.hidden_size;
+  const int64_t wx_z = load(wx, p.wx.storage, j) - p.wx.zp, wx_r = load(wx, p.wx.storage, H + j) - p.wx.zp,
+                wx_g = load(wx, p.wx.storage, 2 * H + j) - p.wx.zp;
+  const int64_t rh_z = load(rh, p.rh.storage, j) - p.rh.zp, rh_r = load(rh, p.rh.storage, H + j) - p.rh.zp,
+                rh_g = load(rh, p.rh.storage, 2 * H + j) - p.rh.zp;
+  const size_t u = static_cast<size_t>(j);
+
+  const int32_t z_pre = sat(p.wx_to_z.apply(wx_z) + p.rh_to_z.apply(rh_z) + p.bias_z[u] + p.z_pre.zp, p.z_pre);
+  const int32_t r_pre = sat(p.wx_to_r.apply(wx_r) + p.rh_to_r.apply(rh_r) + p.bias_r[u] + p.r_pre.zp, p.r_pre);
+  const int32_t z = p.sig_z(z_pre);
+  const int32_t r = p.sig_r(r_pre);
+
+  const int32_t rhab = sat(p.rh_to_rhab.apply(rh_g) + p.bias_rhab[u] + p.rh_add_br.zp, p.rh_add_br);
+  const int32_t rrh = sat(p.rrh_mul.apply((int64_t{r} - p.r_out.zp) * (int64_t{rhab} - p.rh_add_br.zp)) + p.rrh.zp, p.rrh);
+  const int32_t g_pre = sat(p.wx_to_g.apply(wx_g) + p.rrh_to_g.apply(int64_t{rrh} - p.rrh.zp) + p.bias_g[u] + p.g_pre.zp, p.g_pre);
+  const int32_t g = p.tanh_g(g_pre);
+
+  const int32_t old_c = sat(p.old_mul.apply((int64_t{z} - p.z_out.zp) * (int64_t{h} - p.h.zp)) + p.old_c.zp, p.old_c);
+  const int64_t one_minus_z = int64_t{p.q_one} - z + p.z_out.zp;  // in z_out's parameters
+  const int32_t new_c =
+      sat(p.new_mul.apply((one_minus_z - p.z_out.zp) * (int64_t{g} - p.g_out.zp)) + p.new_c.zp, p.new_c);
+  return sat(p.old_to_h.apply(int64_t{old_c} - p.old_c.zp) + p.new_to_h.apply(int64_t{new_c} - p.new_c.zp) + p.h.zp, p.h);
+}
+
+}  // namespace
+
+void run_cell(const CellPlan& p, const void* q_x, int64_t steps, int64_t batch, const std::vector<int64_t>& lengths,
+              bool reverse, void* q_h, void* q_y) {
+  const int64_t H = p.hidden_size, C = p.input_size, H3 = 3 * H;
+  // Wx for every step at once (seed Step 1), compensated for x's zero point.
+  std::vector<char> wx(static_cast<size_t>(steps * batch * H3) * bytes(p.wx.storage));
+  if (steps * batch > 0)
+    gemm_requant(MatrixView{p.x.storage, q_x, steps * batch, C, C}, p.w, requant_to(p.wx, p.wx_scale, &p.x.zp),
+                 wx.data(), H3);
+  std::vector<char> rh(static_cast<size_t>(batch * H3) * bytes(p.rh.storage));
+  const RequantEpilogue rh_epilogue = requant_to(p.rh, p.rh_scale, &p.h.zp);
+  auto length = [&](int64_t b) { return lengths.empty() ? steps : lengths[static_cast<size_t>(b)]; };
+
+  for (int64_t i = 0; i < steps; ++i) {
+    gemm_requant(MatrixView{p.h.storage, q_h, batch, H, H}, p.r, rh_epilogue, rh.data(), H3);
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t len = length(b);
+      if (i >= len) continue;  // padding: not computed, output untouched
+      const int64_t t = reverse ? len - 1 - i : i;
+      const char* wx_row = wx.data() + static_cast<size_t>((t * batch + b) * H3) * bytes(p.wx.storage);
+      const char* rh_row = rh.data() + static_cast<size_t>(b * H3) * bytes(p.rh.storage);
+      for (int64_t j = 0; j < H; ++j) {
+        const int32_t h_old = load(q_h, p.h.storage, b * H + j);
+        store(q_y, p.h.storage, (t * batch + b) * H + j, update_unit(p, j, wx_row, rh_row, h_old));
+      }
+    }
+    // Commit the new states only after every unit has read the old ones (Rh used them).
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t len = length(b);
+      if (i >= len) continue;
+      const int64_t t = reverse ? len - 1 - i : i;
+      for (int64_t j = 0; j < H; ++j) store(q_h, p.h.storage, b * H + j, load(q_y, p.h.storage, (t * batch + b) * H + j));
+    }
+  }
+}
+
+}  // namespace fixq::gru_detail
