@@ -151,8 +151,28 @@ class QuantizedGru {
   struct Impl;
 
  private:
+  friend class QuantizedGruStream;
   explicit QuantizedGru(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+};
+
+// Streaming inference for a unidirectional QuantizedGru: the state stays integer between
+// frames, and a sequence of step() calls equals QuantizedGru::forward over the whole
+// sequence bit for bit. The model must outlive the stream.
+class QuantizedGruStream {
+ public:
+  // h0 [L, B, H] as in forward, or zeros. Throws fixq::Error for a bidirectional model
+  // (its reverse direction needs the whole sequence) or batch < 1.
+  QuantizedGruStream(const QuantizedGru& model, int64_t batch, const float* h0 = nullptr);
+  // Advances every layer by one frame x [B, C]; returns the top layer's h [B, H].
+  std::vector<float> step(const float* x);
+  // The state [L, B, H], dequantized.
+  std::vector<float> state() const;
+
+ private:
+  const QuantizedGru* model_;
+  int64_t batch_;
+  std::vector<std::vector<char>> q_h_;  // per layer, [B, H] in that layer's h storage
 };
 
 }  // namespace fixq

@@ -125,28 +125,23 @@ void run(const std::string& dir) {
     if (!c.sixteen && c.kind == ScaleKind::PowerOfTwo && c.method == CalibMethod::Mse) sampler = &models.back();
   }
 
-  // The int8 model writes: the prompt through the integer GRU, then one character at a
-  // time, each step a one-frame run from the previous state (exact: quantize(dequantize(q))
-  // == q, so passing the state through float loses nothing).
+  // The int8 model writes: the prompt, then one character at a time through the
+  // streaming API, the state staying integer between characters.
   const std::string prompt = "This License";
-  std::vector<uint8_t> ids;
-  for (char ch : prompt)
+  QuantizedGruStream stream(*sampler, 1);
+  std::vector<float> h;
+  for (char ch : prompt) {
+    uint8_t id = static_cast<uint8_t>(lm.vocab - 1);
     for (int64_t v = 0; v < lm.vocab; ++v)
-      if (lm.chars[static_cast<size_t>(v)] == std::string(1, ch)) ids.push_back(static_cast<uint8_t>(v));
-  std::vector<float> px = lm.embed_ids(ids);
-  GruOutput state = sampler->forward(px.data(), Shape{static_cast<int64_t>(ids.size()), 1, lm.embed});
+      if (lm.chars[static_cast<size_t>(v)] == std::string(1, ch)) id = static_cast<uint8_t>(v);
+    h = stream.step(lm.embed_ids({id}).data());
+  }
   std::mt19937 rng(7);
   std::string text = prompt;
-  const float* h = state.y.data() + (ids.size() - 1) * static_cast<size_t>(H);
-  std::vector<float> last(h, h + H);
   for (int i = 0; i < 240; ++i) {
-    const uint8_t next = lm.sample(last.data(), 0.6, rng);
+    const uint8_t next = lm.sample(h.data(), 0.6, rng);
     text += lm.chars[next];
-    const std::vector<float> nx = lm.embed_ids({next});
-    GruRunOptions opt;
-    opt.h0 = state.h_n.data();
-    state = sampler->forward(nx.data(), Shape{1, 1, lm.embed}, opt);
-    last.assign(state.y.begin(), state.y.end());
+    h = stream.step(lm.embed_ids({next}).data());
   }
   std::printf("\n  The int8 model (pow2 scales, MSE calibration) continues \"%s\" (temperature 0.6):\n\n", prompt.c_str());
   std::printf("    %s\n", text.c_str());

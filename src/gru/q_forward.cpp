@@ -92,6 +92,75 @@ int64_t QuantizedGru::hidden_size() const { return impl_->hidden_size; }
 int QuantizedGru::num_layers() const { return impl_->num_layers; }
 bool QuantizedGru::bidirectional() const { return impl_->bidirectional; }
 
+std::vector<char> QuantizedGru::Impl::quantize_input(const float* x, int64_t n) const {
+  return quantize_to(x, n, params.cells[0][GruOp::X], plans[0].x.storage);
+}
+
+float QuantizedGru::Impl::dequantize_h(size_t c, const std::vector<char>& q, int64_t i) const {
+  const QuantParams& hp = params.cells[c][GruOp::H];
+  return dequantize_value(load_q(q, plans[c].h.storage, i), hp.scale[0], hp.zero_point[0]);
+}
+
+std::vector<std::vector<char>> QuantizedGru::Impl::initial_state(const float* h0, int64_t B) const {
+  const int64_t H = hidden_size;
+  std::vector<std::vector<char>> state;
+  for (size_t c = 0; c < plans.size(); ++c) {
+    const CellPlan& plan = plans[c];
+    if (h0 != nullptr) {
+      const float* h = h0 + static_cast<int64_t>(c) * B * H;
+      for (int64_t i = 0; i < B * H; ++i)
+        if (!std::isfinite(h[i])) fail("GRU h0 element ", static_cast<int64_t>(c) * B * H + i, " is not finite");
+      state.push_back(quantize_to(h, B * H, params.cells[c][GruOp::H], plan.h.storage));
+    } else {
+      std::vector<char> q(static_cast<size_t>(B * H) * bytes(plan.h.storage));
+      for (int64_t i = 0; i < B * H; ++i) store(q, plan.h.storage, i, plan.h.zp);  // real 0
+      state.push_back(std::move(q));
+    }
+  }
+  return state;
+}
+
+std::vector<std::vector<char>> QuantizedGru::Impl::run_layers(std::vector<char> layer_in, int64_t T, int64_t B,
+                                                              const std::vector<int64_t>& lengths,
+                                                              std::vector<std::vector<char>>& state) const {
+  const int64_t H = hidden_size;
+  const int D = directions();
+  auto real_step = [&](int64_t t, int64_t b) { return lengths.empty() || t < lengths[static_cast<size_t>(b)]; };
+  std::vector<std::vector<char>> out(static_cast<size_t>(D));
+  for (int l = 0; l < num_layers; ++l) {
+    for (int d = 0; d < D; ++d) {
+      const size_t c = static_cast<size_t>(l * D + d);
+      const CellPlan& plan = plans[c];
+      std::vector<char>& q_y = out[static_cast<size_t>(d)];
+      q_y.assign(static_cast<size_t>(T * B * H) * bytes(plan.h.storage), 0);
+      for (int64_t i = 0; i < T * B * H; ++i) store(q_y, plan.h.storage, i, plan.h.zp);
+      gru_detail::run_cell(plan, layer_in.data(), T, B, lengths, d == 1, state[c].data(), q_y.data());
+    }
+    if (l + 1 == num_layers) break;
+    // The next layer's input: each direction's h rescaled into that layer's x parameters.
+    const size_t next = static_cast<size_t>((l + 1) * D);
+    const CellPlan& np = plans[next];
+    const QuantParams& nx = params.cells[next][GruOp::X];
+    std::vector<char> in(static_cast<size_t>(T * B * D * H) * bytes(np.x.storage));
+    const ScaleMode mode = params.config.scale_kind == ScaleKind::PowerOfTwo ? ScaleMode::PowerOfTwo : ScaleMode::Multiplier;
+    for (int d = 0; d < D; ++d) {
+      const size_t c = static_cast<size_t>(l * D + d);
+      const QuantParams& hp = params.cells[c][GruOp::H];
+      const Rescale rs = Rescale::make(hp.scale[0], hp.zero_point[0], nx.scale[0], nx.zero_point[0], np.x.range, mode);
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t j = 0; j < H; ++j) {
+            const int64_t src = (t * B + b) * H + j, dst = (t * B + b) * D * H + d * H + j;
+            // Padding steps carry real 0 into the next layer, whose loop skips them anyway.
+            store(in, np.x.storage, dst,
+                  real_step(t, b) ? rs(load_q(out[static_cast<size_t>(d)], plans[c].h.storage, src)) : nx.zero_point[0]);
+          }
+    }
+    layer_in = std::move(in);
+  }
+  return out;
+}
+
 GruOutput QuantizedGru::forward(const float* x, const Shape& x_shape, const GruRunOptions& opt) const {
   const Impl& m = *impl_;
   require(x_shape.size() == 3, "GRU input must be 3-D [T, B, C] (or [B, T, C] with batch_first), got ", shape_str(x_shape));
@@ -113,70 +182,53 @@ GruOutput QuantizedGru::forward(const float* x, const Shape& x_shape, const GruR
   for (int64_t i = 0; i < n; ++i)
     if (!std::isfinite(x[i])) fail("GRU input element ", i, " is ", x[i], ": inputs must be finite");
 
-  auto real_step = [&](int64_t t, int64_t b) { return lengths.empty() || t < lengths[static_cast<size_t>(b)]; };
+  std::vector<std::vector<char>> state = m.initial_state(opt.h0, B);
+  const std::vector<std::vector<char>> top = m.run_layers(m.quantize_input(x, n), T, B, lengths, state);
   GruOutput out;
-  out.h_n.assign(static_cast<size_t>(m.num_layers * D * B * H), 0.0f);
-  // The first layer's input, quantized once for both directions.
-  const CellPlan& first = m.plans[0];
-  std::vector<char> layer_in = quantize_to(x, n, m.params.cells[0][GruOp::X], first.x.storage);
-  std::vector<std::vector<char>> layer_out(static_cast<size_t>(D));
-  for (int l = 0; l < m.num_layers; ++l) {
-    for (int d = 0; d < D; ++d) {
-      const size_t c = static_cast<size_t>(l * D + d);
-      const CellPlan& plan = m.plans[c];
-      const QuantParams& hp = m.params.cells[c][GruOp::H];
-      std::vector<char> q_h;
-      if (opt.h0 != nullptr) {
-        const float* h0 = opt.h0 + static_cast<int64_t>(c) * B * H;
-        for (int64_t i = 0; i < B * H; ++i)
-          if (!std::isfinite(h0[i])) fail("GRU h0 element ", static_cast<int64_t>(c) * B * H + i, " is not finite");
-        q_h = quantize_to(h0, B * H, hp, plan.h.storage);
-      } else {
-        q_h.assign(static_cast<size_t>(B * H) * bytes(plan.h.storage), 0);
-        for (int64_t i = 0; i < B * H; ++i) store(q_h, plan.h.storage, i, plan.h.zp);  // real 0
-      }
-      std::vector<char>& q_y = layer_out[static_cast<size_t>(d)];
-      q_y.assign(static_cast<size_t>(T * B * H) * bytes(plan.h.storage), 0);
-      gru_detail::run_cell(plan, layer_in.data(), T, B, lengths, d == 1, q_h.data(), q_y.data());
-      for (int64_t i = 0; i < B * H; ++i)
-        out.h_n[c * static_cast<size_t>(B * H) + static_cast<size_t>(i)] = dequantize_value(load_q(q_h, plan.h.storage, i), hp.scale[0], hp.zero_point[0]);
-    }
-    if (l + 1 == m.num_layers) break;
-    // The next layer's input: each direction's h rescaled into that layer's x parameters.
-    const size_t next = static_cast<size_t>((l + 1) * D);
-    const CellPlan& np = m.plans[next];
-    const QuantParams& nx = m.params.cells[next][GruOp::X];
-    std::vector<char> in(static_cast<size_t>(T * B * D * H) * bytes(np.x.storage));
-    const ScaleMode mode = m.params.config.scale_kind == ScaleKind::PowerOfTwo ? ScaleMode::PowerOfTwo : ScaleMode::Multiplier;
-    for (int d = 0; d < D; ++d) {
-      const size_t c = static_cast<size_t>(l * D + d);
-      const QuantParams& hp = m.params.cells[c][GruOp::H];
-      const Rescale rs = Rescale::make(hp.scale[0], hp.zero_point[0], nx.scale[0], nx.zero_point[0], np.x.range, mode);
-      for (int64_t t = 0; t < T; ++t)
-        for (int64_t b = 0; b < B; ++b)
-          for (int64_t j = 0; j < H; ++j) {
-            const int64_t src = (t * B + b) * H + j, dst = (t * B + b) * D * H + d * H + j;
-            // Padding steps carry real 0 into the next layer, whose loop skips them anyway.
-            store(in, np.x.storage, dst, real_step(t, b) ? rs(load_q(layer_out[static_cast<size_t>(d)], m.plans[c].h.storage, src)) : nx.zero_point[0]);
-          }
-    }
-    layer_in = std::move(in);
-  }
+  out.h_n.resize(static_cast<size_t>(m.num_layers * D * B * H));
+  for (size_t c = 0; c < state.size(); ++c)
+    for (int64_t i = 0; i < B * H; ++i) out.h_n[c * static_cast<size_t>(B * H) + static_cast<size_t>(i)] = m.dequantize_h(c, state[c], i);
   // Dequantize the top layer's output; padding stays 0.
   out.y.assign(static_cast<size_t>(T * B * D * H), 0.0f);
   for (int d = 0; d < D; ++d) {
     const size_t c = static_cast<size_t>((m.num_layers - 1) * D + d);
-    const QuantParams& hp = m.params.cells[c][GruOp::H];
     for (int64_t t = 0; t < T; ++t)
       for (int64_t b = 0; b < B; ++b) {
-        if (!real_step(t, b)) continue;
+        if (!lengths.empty() && t >= lengths[static_cast<size_t>(b)]) continue;
         for (int64_t j = 0; j < H; ++j) {
           const int64_t dst = opt.batch_first ? (b * T + t) * D * H + d * H + j : (t * B + b) * D * H + d * H + j;
-          out.y[static_cast<size_t>(dst)] = dequantize_value(load_q(layer_out[static_cast<size_t>(d)], m.plans[c].h.storage, (t * B + b) * H + j), hp.scale[0], hp.zero_point[0]);
+          out.y[static_cast<size_t>(dst)] = m.dequantize_h(c, top[static_cast<size_t>(d)], (t * B + b) * H + j);
         }
       }
   }
   return out;
+}
+
+QuantizedGruStream::QuantizedGruStream(const QuantizedGru& model, int64_t batch, const float* h0)
+    : model_(&model), batch_(batch) {
+  require(!model.bidirectional(), "QuantizedGruStream: a bidirectional GRU needs the whole sequence; use forward()");
+  require(batch >= 1, "QuantizedGruStream: batch must be >= 1, got ", batch);
+  q_h_ = model.impl_->initial_state(h0, batch);
+}
+
+std::vector<float> QuantizedGruStream::step(const float* x) {
+  const QuantizedGru::Impl& m = *model_->impl_;
+  const int64_t n = batch_ * m.input_size;
+  require(x != nullptr, "QuantizedGruStream::step: null frame");
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(x[i])) fail("QuantizedGruStream::step: frame element ", i, " is not finite");
+  const std::vector<std::vector<char>> top = m.run_layers(m.quantize_input(x, n), 1, batch_, {}, q_h_);
+  std::vector<float> h(static_cast<size_t>(batch_ * m.hidden_size));
+  for (int64_t i = 0; i < batch_ * m.hidden_size; ++i) h[static_cast<size_t>(i)] = m.dequantize_h(q_h_.size() - 1, top[0], i);
+  return h;
+}
+
+std::vector<float> QuantizedGruStream::state() const {
+  const QuantizedGru::Impl& m = *model_->impl_;
+  std::vector<float> s;
+  for (size_t c = 0; c < q_h_.size(); ++c)
+    for (int64_t i = 0; i < batch_ * m.hidden_size; ++i) s.push_back(m.dequantize_h(c, q_h_[c], i));
+  return s;
 }
 
 }  // namespace fixq

@@ -242,6 +242,29 @@ TEST(QuantizedGru, BatchedWithLengthsEqualsEachSequenceAlone) {
         ASSERT_EQ(bf.y[static_cast<size_t>((b * T + t) * D * H + j)], all.y[static_cast<size_t>((t * B + b) * D * H + j)]);
 }
 
+TEST(QuantizedGru, StreamingEqualsWholeSequence) {
+  for (bool sixteen : {false, true}) {
+    const GruModel m = random_model(5, 9, 2, false, 21);
+    const GruQuantConfig cfg = sixteen ? GruQuantConfig::int16(ScaleKind::Float) : GruQuantConfig::int8(ScaleKind::PowerOfTwo);
+    const QuantizedGru q(m, calibrate(m, cfg, CalibMethod::MinMax, 8, 2));
+    const int64_t T = 11, B = 2, C = 5, H = 9;
+    const std::vector<float> x = random_input(T, B, C, 3);
+    const std::vector<float> h0 = random_input(2, B, H, 4);
+    GruRunOptions opt;
+    opt.h0 = h0.data();
+    const GruOutput whole = q.forward(x.data(), Shape{T, B, C}, opt);
+    QuantizedGruStream stream(q, B, h0.data());
+    for (int64_t t = 0; t < T; ++t) {
+      const std::vector<float> h = stream.step(x.data() + t * B * C);
+      for (int64_t i = 0; i < B * H; ++i) ASSERT_EQ(h[static_cast<size_t>(i)], whole.y[static_cast<size_t>(t * B * H + i)]) << t;
+    }
+    EXPECT_EQ(stream.state(), whole.h_n);
+  }
+  const GruModel bidi = random_model(3, 4, 1, true, 5);
+  const QuantizedGru qb(bidi, calibrate(bidi, GruQuantConfig::int8(ScaleKind::PowerOfTwo), CalibMethod::MinMax, 4, 1));
+  EXPECT_THROW(QuantizedGruStream(qb, 1), Error);
+}
+
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("fixq_qgru_" + std::to_string(::getpid()) + "_" + name)).string();
 }
