@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# End to end through the CLI, as a user would: export a torch GRU, quantize it with each
+# config, run it, evaluate it, and check that bad input is a one-line error with exit != 0.
+#   usage: gru_cli_test.sh FIXQ_BINARY REPO_ROOT
+set -euo pipefail
+fixq=$1
+root=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+py=/usr/bin/python3
+
+"$py" "$root/tools/export_gru.py" --out "$tmp/gru.safetensors" --input-size 6 --hidden-size 12 --layers 2 \
+  --bidirectional --seed 5 --reference "$tmp/ref" --seq-len 20 --batch 4 >/dev/null
+
+# The float model through the CLI equals torch's output within 1e-5.
+"$fixq" gru run --model "$tmp/gru.safetensors" --input "$tmp/ref/x.npy" -o "$tmp/y_float.npy" >/dev/null
+"$py" - "$tmp/y_float.npy" "$tmp/ref/y.npy" <<'PY'
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert a.shape == b.shape, (a.shape, b.shape)
+err = float(np.abs(a - b).max())
+assert err <= 1e-5, f"float GRU vs torch: max error {err}"
+PY
+
+for config in int8 int16; do
+  # EMA lags on 20 calibration steps and clips a little: fine for int8's bound, not int16's.
+  method=$([[ $config == int8 ]] && echo ema || echo minmax)
+  for scales in pow2 multiplier; do
+    "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" --config $config --scales $scales \
+      --method $method --params-out "$tmp/p.json" -o "$tmp/q.fixq" >/dev/null
+    "$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/ref/x.npy" -o "$tmp/y_q.npy" >/dev/null
+    "$fixq" gru eval --model "$tmp/q.fixq" --float "$tmp/gru.safetensors" --input "$tmp/ref/x.npy" >"$tmp/eval.txt"
+    grep -q "per operator" "$tmp/eval.txt"
+    grep -q "^z_pre" "$tmp/eval.txt"
+    "$py" - "$tmp/y_q.npy" "$tmp/y_float.npy" "$config" <<'PY'
+import sys, numpy as np
+q, f = np.load(sys.argv[1]).ravel(), np.load(sys.argv[2]).ravel()
+cos = float(q @ f / np.linalg.norm(q) / np.linalg.norm(f))
+need = 0.9999 if sys.argv[3] == "int16" else 0.99
+assert cos >= need, f"{sys.argv[3]}: cosine {cos} < {need}"
+PY
+    "$py" -c "import json,sys; p=json.load(open('$tmp/p.json')); assert p['version']==1 and len(p['cells'])==4"
+  done
+done
+
+# A JSON config that overrides operators works; one naming an unknown operator does not.
+echo '{"version": 1, "base": "int8", "scales": "pow2", "bits": {"g_pre": 16, "h": 16}}' >"$tmp/mixed.json"
+"$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" --config "$tmp/mixed.json" -o "$tmp/m.fixq" >/dev/null
+echo '{"version": 1, "bits": {"gate": 8}}' >"$tmp/bad.json"
+expect_fail() {  # expect_fail NEEDLE COMMAND...
+  local needle=$1
+  shift
+  if "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
+    echo "expected failure: $*" >&2
+    exit 1
+  fi
+  grep -q -- "$needle" "$tmp/err.txt" || { echo "error lacks '$needle':" >&2; cat "$tmp/err.txt" >&2; exit 1; }
+  [[ $(wc -l <"$tmp/err.txt") -eq 1 ]] || { echo "error is not one line:" >&2; cat "$tmp/err.txt" >&2; exit 1; }
+}
+expect_fail "gate" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" --config "$tmp/bad.json" -o "$tmp/x.fixq"
+head -c 100 "$tmp/q.fixq" >"$tmp/trunc.fixq"
+expect_fail "safetensors" "$fixq" gru run --model "$tmp/trunc.fixq" --input "$tmp/ref/x.npy" -o "$tmp/y.npy"
+"$py" -c "import numpy as np; np.save('$tmp/bad_x.npy', np.zeros((3, 2, 5), np.float32))"
+expect_fail "expects 6" "$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/bad_x.npy" -o "$tmp/y.npy"
+"$py" -c "import numpy as np; a=np.zeros((3, 2, 6), np.float32); a[1,1,2]=np.nan; np.save('$tmp/nan_x.npy', a)"
+expect_fail "not finite\|must be finite" "$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/nan_x.npy" -o "$tmp/y.npy"
+echo "gru cli: ok"
