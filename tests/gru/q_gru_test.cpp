@@ -169,6 +169,33 @@ TEST(QuantizedGru, BitExactAgainstIndependentOracle) {
     }
 }
 
+// Extremes: weights at +-max, calibration on small inputs, then inputs far outside the
+// calibrated range so that every operator saturates; the integer path must still equal
+// the 128-bit oracle (no intermediate may overflow or wrap).
+TEST(QuantizedGru, SaturatingExtremesMatchOracle) {
+  for (ScaleKind k : {ScaleKind::PowerOfTwo, ScaleKind::Float})
+    for (bool sixteen : {false, true}) {
+      GruModel m = random_model(48, 40, 1, false, 9);
+      GruCell& c = m.cells[0];
+      for (size_t i = 0; i < c.W.size(); ++i) c.W[i] = (i % 3 == 0) ? -4.0f : 4.0f;
+      for (size_t i = 0; i < c.R.size(); ++i) c.R[i] = (i % 2 == 0) ? 4.0f : -4.0f;
+      for (size_t i = 0; i < c.bx.size(); ++i) c.bx[i] = (i % 2 ? 1e-3f : -50.0f), c.br[i] = (i % 2 ? 50.0f : 0.0f);
+      const GruQuantConfig cfg = sixteen ? GruQuantConfig::int16(k) : GruQuantConfig::int8(k);
+      const GruQuantParams p = calibrate(m, cfg, CalibMethod::MinMax, 6, 2);
+      const QuantizedGru q(m, p);
+      const int64_t T = 5;
+      std::vector<float> x = random_input(T, 1, 48, 12);
+      for (float& v : x) v *= 1e4f;
+      const GruOutput out = q.forward(x.data(), Shape{T, 1, 48});
+      std::vector<int32_t> qx(x.size());
+      quantize(x.data(), Shape{static_cast<int64_t>(x.size())}, p.cells[0][GruOp::X], qx.data());
+      const std::vector<int32_t> want = oracle_cell(m.cells[0], p.cells[0], k, qx, T);
+      const QuantParams& hp = p.cells[0][GruOp::H];
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(out.y[i], dequantize_value(want[i], hp.scale[0], hp.zero_point[0])) << i;
+    }
+}
+
 double cosine_vs_float(const GruModel& m, const QuantizedGru& q, int64_t T, int64_t B, uint32_t seed) {
   const std::vector<float> x = random_input(T, B, m.input_size, seed);
   const GruOutput f = gru_forward(m, x.data(), Shape{T, B, m.input_size});
