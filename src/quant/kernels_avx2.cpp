@@ -1,5 +1,5 @@
 // AVX2 quantize / dequantize kernels: 8 lanes per vector, the remainder of a run through
-// the scalar element functions (which define the result, so the tail is identical).
+// the scalar kernels (which define the result, so the tail is identical).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -74,9 +74,9 @@ int64_t quantize(const float* x, int64_t n, float scale, int32_t zp, int32_t qmi
     store8(out + i, quantize_vec(_mm256_loadu_ps(x + i), vs, vzp, vmin, vmax, &nan));
     if (nan && first_nan < 0) first_nan = i + first_lane(nan);
   }
-  for (; i < n; ++i) {
-    if (first_nan < 0 && std::isnan(x[i])) first_nan = i;
-    out[i] = static_cast<Q>(quantize_element(x[i], scale, zp, qmin, qmax));
+  if (i < n) {  // the remainder through the scalar definition itself
+    const int64_t t = scalar_kernels<Q>().quantize(x + i, n - i, scale, zp, qmin, qmax, out + i);
+    if (first_nan < 0 && t >= 0) first_nan = i + t;
   }
   return first_nan;
 }
@@ -92,9 +92,9 @@ int64_t quantize_pc(const float* x, int64_t n, const float* scale, const int32_t
     store8(out + i, quantize_vec(_mm256_loadu_ps(x + i), _mm256_loadu_ps(scale + i), vzp, vmin, vmax, &nan));
     if (nan && first_nan < 0) first_nan = i + first_lane(nan);
   }
-  for (; i < n; ++i) {
-    if (first_nan < 0 && std::isnan(x[i])) first_nan = i;
-    out[i] = static_cast<Q>(quantize_element(x[i], scale[i], zp[i], qmin, qmax));
+  if (i < n) {
+    const int64_t t = scalar_kernels<Q>().quantize_pc(x + i, n - i, scale + i, zp + i, qmin, qmax, out + i);
+    if (first_nan < 0 && t >= 0) first_nan = i + t;
   }
   return first_nan;
 }
@@ -109,9 +109,9 @@ int64_t dequantize(const Q* q, int64_t n, float scale, int32_t zp, int32_t qmin,
     if (const int bad = first_out_of_range(v, vmin, vmax); bad >= 0) return i + bad;
     _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, vzp)), vs));
   }
-  for (; i < n; ++i) {
-    if (q[i] < qmin || q[i] > qmax) return i;
-    out[i] = dequantize_element(q[i], scale, zp);
+  if (i < n) {
+    const int64_t t = scalar_kernels<Q>().dequantize(q + i, n - i, scale, zp, qmin, qmax, out + i);
+    if (t >= 0) return i + t;
   }
   return -1;
 }
@@ -127,9 +127,9 @@ int64_t dequantize_pc(const Q* q, int64_t n, const float* scale, const int32_t* 
     const __m256i vzp = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(zp + i));
     _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, vzp)), _mm256_loadu_ps(scale + i)));
   }
-  for (; i < n; ++i) {
-    if (q[i] < qmin || q[i] > qmax) return i;
-    out[i] = dequantize_element(q[i], scale[i], zp[i]);
+  if (i < n) {
+    const int64_t t = scalar_kernels<Q>().dequantize_pc(q + i, n - i, scale + i, zp + i, qmin, qmax, out + i);
+    if (t >= 0) return i + t;
   }
   return -1;
 }

@@ -7,20 +7,12 @@
 
 #include "fixq/calib.h"
 #include "fixq/error.h"
+#include "support/expect.h"
 
 namespace fixq {
 namespace {
 
-// Runs f, which must throw fixq::Error whose message contains key.
-template <class F>
-void expect_error_containing(F&& f, const std::string& key) {
-  try {
-    f();
-    ADD_FAILURE() << "no fixq::Error thrown; expected one mentioning \"" << key << "\"";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << "message: " << e.what();
-  }
-}
+using test::expect_error;
 
 TEST(CalibMethod, NamesRoundTrip) {
   EXPECT_EQ(to_string(CalibMethod::MinMax), "minmax");
@@ -34,7 +26,7 @@ TEST(CalibMethod, NamesRoundTrip) {
 TEST(CalibMethod, ParseRejectsUnknownNames) {
   for (const char* name : {"", "MinMax", "kl", "mse ", "percentiles"}) {
     EXPECT_THROW(parse_calib_method(name), Error);
-    expect_error_containing([&] { parse_calib_method(name); }, "unknown calibration method");
+    expect_error([&] { parse_calib_method(name); }, "unknown calibration method");
   }
 }
 
@@ -63,20 +55,20 @@ TEST(ObserverConfig, BadValuesThrowNamingTheField) {
     ObserverConfig c;
     c.ema_decay = d;
     EXPECT_THROW(c.validate(), Error);
-    expect_error_containing([&] { c.validate(); }, "ema_decay");
-    expect_error_containing([&] { Observer o(c); }, "ema_decay");  // the constructor validates
+    expect_error([&] { c.validate(); }, "ema_decay");
+    expect_error([&] { Observer o(c); }, "ema_decay");  // the constructor validates
   }
   for (double p : {50.0, 10.0, 100.5, nan}) {
     ObserverConfig c;
     c.percentile = p;
     EXPECT_THROW(c.validate(), Error);
-    expect_error_containing([&] { Observer o(c); }, "percentile");
+    expect_error([&] { Observer o(c); }, "percentile");
   }
   for (int b : {63, 0, -5, (1 << 20) + 1}) {
     ObserverConfig c;
     c.bins = b;
     EXPECT_THROW(c.validate(), Error);
-    expect_error_containing([&] { Observer o(c); }, "bins");
+    expect_error([&] { Observer o(c); }, "bins");
   }
 }
 
@@ -84,7 +76,7 @@ TEST(ObserverConfig, UnusedFieldsAreCheckedToo) {
   ObserverConfig c;
   c.method = CalibMethod::MinMax;
   c.bins = 3;
-  expect_error_containing([&] { Observer o(c); }, "bins");
+  expect_error([&] { Observer o(c); }, "bins");
 }
 
 }  // namespace

@@ -12,22 +12,16 @@
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
+#include "support/expect.h"
 
 namespace fixq {
 namespace {
 
+using test::expect_error;
+using test::IsaGuard;
+using test::supported_isas;
+
 using detail::int128;
-
-struct IsaGuard {
-  ~IsaGuard() { set_isa_override(std::nullopt); }
-};
-
-std::vector<Isa> supported_isas() {
-  std::vector<Isa> v;
-  for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
-    if (cpu_supports(i)) v.push_back(i);
-  return v;
-}
 
 // A matrix of any element type held as int32 values plus its raw storage.
 struct Mat {
@@ -228,15 +222,6 @@ TEST(Gemm, RequantizationEqualsExactOracle) {
           ASSERT_EQ(got, want) << to_string(isa) << " m=" << m << " n=" << n;
         }
     }
-  }
-}
-
-void expect_error(const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    FAIL() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
   }
 }
 

@@ -17,9 +17,12 @@
 #include "fixq/error.h"
 #include "fixq/metrics.h"
 #include "fixq/qgru.h"
+#include "support/expect.h"
 
 namespace fixq {
 namespace {
+
+using test::expect_error;
 
 using detail::int128;
 
@@ -294,15 +297,6 @@ TEST(QuantizedGru, StreamingEqualsWholeSequence) {
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("fixq_qgru_" + std::to_string(::getpid()) + "_" + name)).string();
-}
-
-void expect_error(const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    FAIL() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
 }
 
 TEST(QuantizedGru, FileAndJsonRoundTripsAreBitExact) {

@@ -9,9 +9,12 @@
 
 #include "fixq/error.h"
 #include "fixq/qgru.h"
+#include "support/expect.h"
 
 namespace fixq {
 namespace {
+
+using test::expect_error;
 
 QuantParams per_tensor(int bits, Symmetry sym, ScaleKind kind, float lo, float hi) {
   QuantScheme s;
@@ -70,15 +73,6 @@ TEST(ActivationLut, SixteenBitInputWithinBoundExhaustively) {
     }
   }
   EXPECT_GT(interpolated, 12) << "the tables should usually interpolate, not store every input";
-}
-
-void expect_error(const std::function<void()>& fn, const std::string& needle) {
-  try {
-    fn();
-    FAIL() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
 }
 
 TEST(GruQuantConfig, ReadyConfigsAndJson) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fixq/error.h"
+#include "support/expect.h"
 
 namespace fixq::npy_test {
 
@@ -31,18 +32,7 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-// Expects f to throw fixq::Error whose message contains every one of keys.
-template <class F, class... Keys>
-void expect_error(F&& f, const Keys&... keys) {
-  try {
-    f();
-    ADD_FAILURE() << "no fixq::Error was thrown";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const std::string& key : {std::string(keys)...})
-      EXPECT_NE(msg.find(key), std::string::npos) << "'" << key << "' not in: " << msg;
-  }
-}
+using test::expect_error;
 
 // A fresh, empty directory for the current test, removed afterwards.
 class ScratchDir : public ::testing::Test {

@@ -11,9 +11,12 @@
 
 #include "fixq/error.h"
 #include "fixq/packed_file.h"
+#include "support/expect.h"
 
 namespace fixq {
 namespace {
+
+using test::expect_error;
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("fixq_packed_" + std::to_string(::getpid()) + "_" + name)).string();
@@ -32,15 +35,6 @@ PackedTensor sample() {
   PackedTensor t{"q4_0", {3, 64}, {}};
   for (int i = 0; i < 108; ++i) t.payload.push_back(static_cast<std::byte>(i * 7));
   return t;
-}
-
-void expect_error(const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    FAIL() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
 }
 
 TEST(PackedFile, RoundTripsAndHasTheDocumentedLayout) {

@@ -12,9 +12,12 @@
 
 #include "fixq/error.h"
 #include "fixq/metrics.h"
+#include "support/expect.h"
 
 namespace fixq {
 namespace {
+
+using test::expect_error;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -22,17 +25,6 @@ ErrorStats stats_of(const std::vector<float>& x, const std::vector<float>& y) {
   ErrorStats s;
   s.add(x.data(), y.data(), x.size());
   return s;
-}
-
-// Expects a call to throw fixq::Error whose message contains `key`.
-template <class F>
-void expect_error(F&& f, const std::string& key) {
-  try {
-    f();
-    ADD_FAILURE() << "no fixq::Error thrown, expected one mentioning '" << key << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
-  }
 }
 
 // x = {1, -2, 3, 4}, y = {1.5, -2, 2, 4}: d = {-0.5, 0, 1, 0}, sum d^2 = 1.25,

@@ -8,9 +8,12 @@
 
 #include "fixq/error.h"
 #include "fixq/quant.h"
+#include "support/expect.h"
 
 namespace fixq {
 namespace {
+
+using test::expect_error;
 
 QuantScheme scheme(int bits, bool is_signed, Symmetry sym, ScaleKind kind) {
   QuantScheme s;
@@ -138,15 +141,6 @@ TEST(ParamsFromRange, SeedExamples) {
   const QuantParams w = one(scheme(8, false, Symmetry::Asymmetric, ScaleKind::Float), 2.0f, 4.0f);
   EXPECT_EQ(w.zero_point[0], 0);
   EXPECT_NEAR(w.scale[0], 4.0 / 255.0, 1e-6);
-}
-
-void expect_error(const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    FAIL() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
 }
 
 TEST(ParamsFromRange, BadRangesAreClearErrors) {

@@ -15,21 +15,14 @@
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/quant.h"
+#include "support/expect.h"
 
 namespace fixq {
 namespace {
 
-std::vector<Isa> supported_isas() {
-  std::vector<Isa> v;
-  for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
-    if (cpu_supports(i)) v.push_back(i);
-  return v;
-}
-
-// Restores the default instruction set when a test ends, even on failure.
-struct IsaGuard {
-  ~IsaGuard() { set_isa_override(std::nullopt); }
-};
+using test::expect_error;
+using test::IsaGuard;
+using test::supported_isas;
 
 QuantScheme scheme(int bits, bool sgn, Granularity g, int axis = 0, int64_t group = 0,
                    Symmetry sym = Symmetry::Asymmetric, ScaleKind kind = ScaleKind::Float) {
@@ -268,15 +261,6 @@ TEST(Quantize, RoundTripEveryValueEveryFormat) {
   for (int bits = 9; bits <= 16; ++bits) {
     round_trip_all_values<int16_t>(bits, true, rng);
     round_trip_all_values<uint16_t>(bits, false, rng);
-  }
-}
-
-void expect_error(const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    FAIL() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
   }
 }
 
