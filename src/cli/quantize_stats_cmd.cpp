@@ -1,0 +1,194 @@
+// fixq quantize-stats: llama.cpp's quantize-stats over the float tensors of a .safetensors
+// or .npy file. Each tensor is read once and round-tripped through every requested GGUF
+// type in chunks of whole blocks (identical to whole-tensor packing, since blocks never
+// straddle a chunk), so memory stays at one tensor plus small buffers. The report is
+// llama.cpp's: per type one "rmse, maxerr, 95pct, median" line over all tensors (preceded,
+// with --per-tensor, by a line per tensor named type::tensor), then nmse and SQNR.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "fixq/error.h"
+#include "fixq/gguf.h"
+#include "fixq/metrics.h"
+#include "fixq/npy.h"
+#include "fixq/safetensors.h"
+
+namespace fixq::cli {
+
+namespace {
+
+// The weight formats; q8_1 and q8_K are the activation side of the dot products.
+const char* const kDefaultTypes = "q4_0,q4_1,q5_0,q5_1,q8_0,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_nl,mxfp4";
+constexpr int64_t kChunk = 1 << 16;  // elements per round trip: a multiple of every block size
+
+struct Options {
+  std::string path;
+  std::vector<std::string> types;
+  bool per_tensor = false;
+};
+
+// The float tensors of a file, one at a time: a .npy (one tensor, <f4 or <f8) or a
+// safetensors file (F32, F16, BF16, F64; other dtypes are listed as skipped).
+class FloatTensors {
+ public:
+  explicit FloatTensors(const std::string& path) : path_(path) {
+    char magic[6] = {};
+    std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
+    if (std::string(magic, sizeof magic) == "\x93NUMPY") {
+      npy_shape_.emplace();
+      npy_values_ = load_npy_f32(path, &*npy_shape_);
+      return;
+    }
+    try {
+      st_.emplace(path);
+    } catch (const Error& e) {
+      fail(path, " is neither a .npy file nor a readable safetensors file: ", e.what());
+    }
+    for (const SafetensorsTensorInfo& t : st_->tensors()) {
+      const bool is_float = t.dtype == SafetensorsDtype::F32 || t.dtype == SafetensorsDtype::F16 ||
+                            t.dtype == SafetensorsDtype::BF16 || t.dtype == SafetensorsDtype::F64;
+      (is_float ? floats_ : skipped_).push_back(&t);
+    }
+  }
+
+  std::size_t count() const { return npy_shape_ ? 1 : floats_.size(); }
+  std::string name(std::size_t i) const { return npy_shape_ ? path_ : floats_[i]->name; }
+  Shape shape(std::size_t i) const { return npy_shape_ ? *npy_shape_ : floats_[i]->shape; }
+  std::vector<float> values(std::size_t i) const {
+    return npy_shape_ ? npy_values_ : st_->read_f32(floats_[i]->name);
+  }
+  const std::vector<const SafetensorsTensorInfo*>& skipped() const { return skipped_; }
+
+ private:
+  std::string path_;
+  std::optional<Shape> npy_shape_;
+  std::vector<float> npy_values_;
+  std::optional<SafetensorsFile> st_;
+  std::vector<const SafetensorsTensorInfo*> floats_, skipped_;
+};
+
+struct TypeReport {
+  const gguf::TypeTraits* type;
+  ErrorStats total;
+  std::vector<std::string> tensor_lines;  // with --per-tensor
+  int64_t skipped_tensors = 0, skipped_elements = 0;
+};
+
+// Round-trips x through the type in chunks, adding the pairs to `stats` (and advancing the
+// progress bar, if any, chunk by chunk).
+void round_trip(const gguf::TypeTraits& t, const std::string& tensor, const std::vector<float>& x, ErrorStats& stats,
+                Progress* progress) {
+  std::vector<std::byte> packed;
+  std::vector<float> back;
+  const auto n = static_cast<int64_t>(x.size());
+  for (int64_t off = 0; off < n; off += kChunk) {
+    const int64_t len = std::min(kChunk, n - off);
+    packed.resize(gguf::packed_size(t.type, len));
+    gguf::quantize(t.type, x.data() + off, len, packed.data());
+    const int64_t bad = gguf::first_invalid_block(t.type, packed);
+    if (bad >= 0)
+      fail("tensor '", tensor, "': element ", off + bad * t.block_elems, " starts a ", t.name,
+           " block whose scale is beyond the fp16 range (values too large for ", t.name, ")");
+    back.resize(static_cast<std::size_t>(len));
+    gguf::dequantize(t.type, packed, back.data());
+    stats.add(x.data() + off, back.data(), static_cast<std::size_t>(len));
+    if (progress) progress->advance(len);
+  }
+}
+
+void run(const Options& o) {
+  std::vector<TypeReport> reports;
+  for (const std::string& name : o.types) reports.push_back({&gguf::traits(name), {}, {}});
+  FloatTensors file(o.path);
+
+  int64_t elements = 0;
+  std::vector<Shape> shapes;
+  for (std::size_t i = 0; i < file.count(); ++i) {
+    shapes.push_back(file.shape(i));
+    elements += numel(shapes.back());
+  }
+  std::printf("%s: float tensors %zu, values %lld", o.path.c_str(), file.count(), static_cast<long long>(elements));
+  if (!file.skipped().empty()) {
+    std::printf("; tensors of other dtypes skipped %zu (", file.skipped().size());
+    for (std::size_t i = 0; i < file.skipped().size(); ++i)
+      std::printf("%s%s %s", i ? ", " : "", file.skipped()[i]->name.c_str(), to_string(file.skipped()[i]->dtype).c_str());
+    std::printf(")");
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+
+  // A bar only for work that takes a while (the scalar K-quant searches run at ~50 MB/s).
+  const int64_t work = elements * static_cast<int64_t>(reports.size());
+  std::optional<Progress> progress;
+  if (work >= (int64_t{1} << 24)) progress.emplace("quantize-stats", work);
+
+  for (std::size_t i = 0; i < file.count(); ++i) {
+    const std::string name = file.name(i);
+    const Shape& shape = shapes[i];
+    const std::vector<float> x = file.values(i);
+    for (std::size_t k = 0; k < x.size(); ++k)
+      if (!std::isfinite(x[k]))
+        fail("tensor '", name, "' element ", k, " is ", std::isnan(x[k]) ? "NaN" : "infinite",
+             "; the GGUF formats hold finite values only");
+    for (TypeReport& r : reports) {
+      const int64_t block = r.type->block_elems;
+      if (shape.empty() || shape.back() % block != 0) {
+        ++r.skipped_tensors;
+        r.skipped_elements += static_cast<int64_t>(x.size());
+        if (progress) progress->advance(static_cast<int64_t>(x.size()));
+      } else if (!x.empty()) {
+        ErrorStats tensor_stats;
+        round_trip(*r.type, name, x, tensor_stats, progress ? &*progress : nullptr);
+        if (o.per_tensor) r.tensor_lines.push_back(tensor_stats.llama_line(std::string(r.type->name) + "::" + name));
+        r.total.merge(tensor_stats);
+      }
+    }
+  }
+  progress.reset();  // ends the bar's line before the report
+
+  for (const TypeReport& r : reports) {
+    for (const std::string& line : r.tensor_lines) std::printf("%s\n", line.c_str());
+    const std::string type(r.type->name);
+    if (r.total.count() > 0)
+      std::printf("%s\n    %s\n", r.total.llama_line(type).c_str(), r.total.summary().c_str());
+    else
+      std::printf("%-50s: no tensor can be packed\n", type.c_str());
+    if (r.skipped_tensors > 0)
+      std::printf("    skipped %lld tensors (%lld values): last dimension not a multiple of %lld\n",
+                  static_cast<long long>(r.skipped_tensors), static_cast<long long>(r.skipped_elements),
+                  static_cast<long long>(r.type->block_elems));
+  }
+}
+
+}  // namespace
+
+void register_quantize_stats(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "quantize-stats", "llama.cpp's quantize-stats: error of GGUF types over the float tensors of a file");
+  cmd->add_option("file", o->path, ".safetensors (F32, F16, BF16, F64 tensors) or .npy (float32 / float64)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--types", o->types, "GGUF types, comma-separated (default: " + std::string(kDefaultTypes) + ")")
+      ->delimiter(',');
+  cmd->add_flag("--per-tensor", o->per_tensor, "also print a line per tensor, named type::tensor");
+  cmd->footer(
+      "Lines are llama.cpp's: rmse, maxerr, 95pct< and median< from its 150-bucket histogram of |error|\n"
+      "over [0, 0.03); then n, nmse, mae, cosine and SQNR. Tensors whose last dimension is not a multiple\n"
+      "of a type's block are skipped for that type. A progress bar shows on a terminal for large files.\n"
+      "Example:\n  build/bin/fixq quantize-stats --types q4_0,q4_K,q6_K --per-tensor model.safetensors");
+  cmd->callback([o] {
+    if (o->types.empty()) o->types = CLI::detail::split(kDefaultTypes, ',');
+    run(*o);
+  });
+}
+
+}  // namespace fixq::cli

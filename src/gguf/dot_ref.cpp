@@ -1,0 +1,253 @@
+// Reference dot products: ggml's generic ggml_vec_dot_<x>_<y>. Integer partial sums are
+// exact; the float part is ggml's, in its order:
+//   q4_0.q8_0           sumf += (float(sumi) * dx) * dy
+//   q8_0.q8_0           sumf += float(sumi) * (dx * dy)
+//   q5_0.q8_0           sumf += (dx * dy) * float(sumi)
+//   q4_1/q5_1.q8_1      sumf += (dx * dy) * float(sumi) + mx * sy
+//   iq4_nl/mxfp4.q8_0   sumf += (dy * dx) * float(sumi)
+//   q2_K.q8_K           sumf += dall * float(isum) - dmin * float(summs)
+//   q3_K..q6_K.q8_K     eight int32 lanes (element index mod 8) of scale * q8 * q per
+//                       super-block; sums[l] += (dx * dy) * float(lane[l]); Q4_K/Q5_K also
+//                       sumf -= (dmin * dy) * float(bsums . mins); at the end sumf += sums[0..7].
+#include "gguf/blocks.h"
+#include "gguf/ggml_arith.h"
+#include "gguf/kernels.h"
+
+namespace fixq::gguf::detail {
+
+namespace {
+
+// lane[l] = sum over elements e = l (mod 8) of scales[e / group] * q8[e] * a[e].
+void lane_sums(const int8_t* a, const int8_t* q8, const int* scales, int group, int32_t* lane) {
+  for (int l = 0; l < 8; ++l) lane[l] = 0;
+  for (int e = 0; e < kQK_K; ++e) lane[e % 8] += scales[e / group] * (q8[e] * a[e]);
+}
+
+// sums[l] += d * float(lane[l]), then (at the end) the eight lanes into one float.
+void add_lanes(float* sums, float d, const int32_t* lane) {
+  for (int l = 0; l < 8; ++l) sums[l] += d * to_f32(lane[l]);
+}
+float finish_lanes(float sumf, const float* sums) {
+  for (int l = 0; l < 8; ++l) sumf += sums[l];
+  return sumf;
+}
+
+// sum over the 16 bsums of bsums[j] * mins[j / 2] (Q4_K / Q5_K).
+int bsums_times_mins(const BlockQ8_K& y, const uint8_t* scales) {
+  int sum = 0;
+  for (int j = 0; j < 16; ++j) {
+    uint8_t sc, m;
+    scale_min_k4(j / 2, scales, &sc, &m);
+    sum += y.bsums[j] * m;
+  }
+  return sum;
+}
+
+}  // namespace
+
+float dot_q4_0_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ4_0), y += sizeof(BlockQ8_0)) {
+    const auto bx = load_block<BlockQ4_0>(x);
+    const auto by = load_block<BlockQ8_0>(y);
+    int sumi = 0;
+    for (int j = 0; j < kQK / 2; ++j)
+      sumi += ((bx.qs[j] & 0x0F) - 8) * by.qs[j] + ((bx.qs[j] >> 4) - 8) * by.qs[j + kQK / 2];
+    sumf += to_f32(sumi) * fp16_to_fp32(bx.d) * fp16_to_fp32(by.d);
+  }
+  return sumf;
+}
+
+float dot_q4_1_q8_1_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ4_1), y += sizeof(BlockQ8_1)) {
+    const auto bx = load_block<BlockQ4_1>(x);
+    const auto by = load_block<BlockQ8_1>(y);
+    int sumi = 0;
+    for (int j = 0; j < kQK / 2; ++j) sumi += (bx.qs[j] & 0x0F) * by.qs[j] + (bx.qs[j] >> 4) * by.qs[j + kQK / 2];
+    sumf += fp16_to_fp32(bx.d) * fp16_to_fp32(by.d) * to_f32(sumi) + fp16_to_fp32(bx.m) * fp16_to_fp32(by.s);
+  }
+  return sumf;
+}
+
+float dot_q5_0_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ5_0), y += sizeof(BlockQ8_0)) {
+    const auto bx = load_block<BlockQ5_0>(x);
+    const auto by = load_block<BlockQ8_0>(y);
+    uint32_t qh;
+    std::memcpy(&qh, bx.qh, sizeof qh);
+    int sumi = 0;
+    for (int j = 0; j < kQK / 2; ++j) {
+      const int x0 = ((bx.qs[j] & 0x0F) | static_cast<int>(((qh >> j) & 1) << 4)) - 16;
+      const int x1 = ((bx.qs[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1) << 4)) - 16;
+      sumi += x0 * by.qs[j] + x1 * by.qs[j + kQK / 2];
+    }
+    sumf += fp16_to_fp32(bx.d) * fp16_to_fp32(by.d) * to_f32(sumi);
+  }
+  return sumf;
+}
+
+float dot_q5_1_q8_1_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ5_1), y += sizeof(BlockQ8_1)) {
+    const auto bx = load_block<BlockQ5_1>(x);
+    const auto by = load_block<BlockQ8_1>(y);
+    uint32_t qh;
+    std::memcpy(&qh, bx.qh, sizeof qh);
+    int sumi = 0;
+    for (int j = 0; j < kQK / 2; ++j) {
+      const int x0 = (bx.qs[j] & 0x0F) | static_cast<int>(((qh >> j) & 1) << 4);
+      const int x1 = (bx.qs[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1) << 4);
+      sumi += x0 * by.qs[j] + x1 * by.qs[j + kQK / 2];
+    }
+    sumf += fp16_to_fp32(bx.d) * fp16_to_fp32(by.d) * to_f32(sumi) + fp16_to_fp32(bx.m) * fp16_to_fp32(by.s);
+  }
+  return sumf;
+}
+
+float dot_q8_0_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ8_0), y += sizeof(BlockQ8_0)) {
+    const auto bx = load_block<BlockQ8_0>(x);
+    const auto by = load_block<BlockQ8_0>(y);
+    int sumi = 0;
+    for (int j = 0; j < kQK; ++j) sumi += bx.qs[j] * by.qs[j];
+    sumf += to_f32(sumi) * (fp16_to_fp32(bx.d) * fp16_to_fp32(by.d));
+  }
+  return sumf;
+}
+
+float dot_iq4_nl_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockIq4Nl), y += sizeof(BlockQ8_0)) {
+    const auto bx = load_block<BlockIq4Nl>(x);
+    const auto by = load_block<BlockQ8_0>(y);
+    int sumi = 0;
+    for (int j = 0; j < kQK / 2; ++j)
+      sumi += by.qs[j] * kIq4nlValues[bx.qs[j] & 0xF] + by.qs[j + kQK / 2] * kIq4nlValues[bx.qs[j] >> 4];
+    sumf += fp16_to_fp32(by.d) * fp16_to_fp32(bx.d) * to_f32(sumi);
+  }
+  return sumf;
+}
+
+float dot_mxfp4_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockMxfp4), y += sizeof(BlockQ8_0)) {
+    const auto bx = load_block<BlockMxfp4>(x);
+    const auto by = load_block<BlockQ8_0>(y);
+    int sumi = 0;
+    for (int j = 0; j < kQK / 2; ++j)
+      sumi += by.qs[j] * kMxfp4Values[bx.qs[j] & 0xF] + by.qs[j + kQK / 2] * kMxfp4Values[bx.qs[j] >> 4];
+    sumf += fp16_to_fp32(by.d) * e8m0_half(bx.e) * to_f32(sumi);
+  }
+  return sumf;
+}
+
+float dot_q2_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ2_K), y += sizeof(BlockQ8_K)) {
+    const auto bx = load_block<BlockQ2_K>(x);
+    const auto by = load_block<BlockQ8_K>(y);
+    int summs = 0, isum = 0;
+    for (int j = 0; j < 16; ++j) summs += by.bsums[j] * (bx.scales[j] >> 4);
+    for (int j = 0; j < 16; ++j) {  // sub-block j: elements 16 j ... 16 j + 15
+      int isuml = 0;
+      for (int e = 16 * j; e < 16 * j + 16; ++e)
+        isuml += by.qs[e] * ((bx.qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3);
+      isum += (bx.scales[j] & 0xF) * isuml;
+    }
+    const float dall = by.d * fp16_to_fp32(bx.d), dmin = by.d * fp16_to_fp32(bx.dmin);
+    sumf += dall * to_f32(isum) - dmin * to_f32(summs);
+  }
+  return sumf;
+}
+
+float dot_q3_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sums[8] = {};
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ3_K), y += sizeof(BlockQ8_K)) {
+    const auto bx = load_block<BlockQ3_K>(x);
+    const auto by = load_block<BlockQ8_K>(y);
+    int8_t a[kQK_K];
+    for (int e = 0; e < kQK_K; ++e) {
+      const int low = (bx.qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3;
+      a[e] = static_cast<int8_t>(low - ((bx.hmask[e % 32] >> (e / 32)) & 1 ? 0 : 4));
+    }
+    int scales[16];
+    for (int j = 0; j < 16; ++j) scales[j] = q3_k_scale(bx.scales, j) - 32;
+    int32_t lane[8];
+    lane_sums(a, by.qs, scales, 16, lane);
+    add_lanes(sums, fp16_to_fp32(bx.d) * by.d, lane);
+  }
+  return finish_lanes(0.0f, sums);
+}
+
+float dot_q4_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sums[8] = {};
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ4_K), y += sizeof(BlockQ8_K)) {
+    const auto bx = load_block<BlockQ4_K>(x);
+    const auto by = load_block<BlockQ8_K>(y);
+    int8_t a[kQK_K];
+    for (int e = 0; e < kQK_K; ++e) a[e] = static_cast<int8_t>((bx.qs[32 * (e / 64) + e % 32] >> (4 * ((e / 32) % 2))) & 0xF);
+    int scales[8];
+    for (int j = 0; j < 8; ++j) {
+      uint8_t sc, m;
+      scale_min_k4(j, bx.scales, &sc, &m);
+      scales[j] = sc;
+    }
+    int32_t lane[8];
+    lane_sums(a, by.qs, scales, 32, lane);
+    add_lanes(sums, fp16_to_fp32(bx.d) * by.d, lane);
+    sumf -= fp16_to_fp32(bx.dmin) * by.d * to_f32(bsums_times_mins(by, bx.scales));
+  }
+  return finish_lanes(sumf, sums);
+}
+
+float dot_q5_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sums[8] = {};
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ5_K), y += sizeof(BlockQ8_K)) {
+    const auto bx = load_block<BlockQ5_K>(x);
+    const auto by = load_block<BlockQ8_K>(y);
+    int8_t a[kQK_K];
+    for (int e = 0; e < kQK_K; ++e) {
+      const int low = (bx.qs[32 * (e / 64) + e % 32] >> (4 * ((e / 32) % 2))) & 0xF;
+      a[e] = static_cast<int8_t>(low + ((bx.qh[e % 32] >> (e / 32)) & 1 ? 16 : 0));
+    }
+    int scales[8];
+    for (int j = 0; j < 8; ++j) {
+      uint8_t sc, m;
+      scale_min_k4(j, bx.scales, &sc, &m);
+      scales[j] = sc;
+    }
+    int32_t lane[8];
+    lane_sums(a, by.qs, scales, 32, lane);
+    add_lanes(sums, fp16_to_fp32(bx.d) * by.d, lane);
+    sumf -= fp16_to_fp32(bx.dmin) * by.d * to_f32(bsums_times_mins(by, bx.scales));
+  }
+  return finish_lanes(sumf, sums);
+}
+
+float dot_q6_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sums[8] = {};
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ6_K), y += sizeof(BlockQ8_K)) {
+    const auto bx = load_block<BlockQ6_K>(x);
+    const auto by = load_block<BlockQ8_K>(y);
+    int8_t a[kQK_K];
+    for (int e = 0; e < kQK_K; ++e) {
+      const int h = e / 128, k = (e / 32) % 4, l = e % 32;
+      const int low = (bx.ql[64 * h + l + 32 * (k % 2)] >> (4 * (k / 2))) & 0xF;
+      const int high = (bx.qh[32 * h + l] >> (2 * k)) & 3;
+      a[e] = static_cast<int8_t>((low | (high << 4)) - 32);
+    }
+    int scales[16];
+    for (int j = 0; j < 16; ++j) scales[j] = bx.scales[j];
+    int32_t lane[8];
+    lane_sums(a, by.qs, scales, 16, lane);
+    add_lanes(sums, fp16_to_fp32(bx.d) * by.d, lane);
+  }
+  return finish_lanes(0.0f, sums);
+}
+
+}  // namespace fixq::gguf::detail

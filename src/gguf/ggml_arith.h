@@ -1,0 +1,113 @@
+// Private: the scalar arithmetic primitives ggml's reference quantizers are built from,
+// reimplemented so that every result is bit-identical to ggml built with gcc on x86-64
+// (the build the golden vectors come from), with no undefined behaviour for any input.
+//
+// Every function is `static inline`: each instruction-set TU gets its own copy, so the
+// linker can never hand a scalar TU a copy compiled with -mavx2.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace fixq::gguf::detail {
+
+// fp32 -> IEEE binary16 bits, round to nearest even; beyond the range -> +-inf; NaN ->
+// sign | 0x7E00. This is ggml's software conversion (Maratyszcza's FP16), which agrees
+// with F16C's vcvtps2ph (immediate 0) on every non-NaN input.
+static inline uint16_t fp32_to_fp16(float f) {
+  const uint32_t w = std::bit_cast<uint32_t>(f);
+  const uint16_t sign = static_cast<uint16_t>((w >> 16) & 0x8000u);
+  const uint32_t a = w & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return sign | 0x7E00u;
+  // 65520 = 0x477FF000 is the midpoint between 65504 (the largest half, odd mantissa)
+  // and 2^16; it and everything above round to infinity.
+  if (a >= 0x477FF000u) return sign | 0x7C00u;
+  uint32_t mant, shift, base;
+  if (a >= 0x38800000u) {  // >= 2^-14: a normal half
+    mant = (a & 0x7FFFFFu) | 0x800000u;
+    shift = 13;
+    base = ((a >> 23) - 127 + 15 - 1) << 10;  // the implicit bit, added back below, bumps it by one
+  } else {  // a subnormal half (or zero): units of 2^-24
+    const uint32_t e = a >> 23;
+    if (e < 102) return sign;  // below 2^-25: rounds to zero (2^-25 itself is a tie to even 0)
+    mant = (a & 0x7FFFFFu) | 0x800000u;
+    shift = 126 - e;  // 14..24
+    base = 0;
+  }
+  uint32_t q = mant >> shift;
+  const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (q & 1u))) ++q;  // a carry into the exponent is right
+  return static_cast<uint16_t>(sign | (base + q));
+}
+
+// IEEE binary16 bits -> fp32, exact. A NaN comes back quiet with its payload, as F16C's
+// vcvtph2ps gives it.
+static inline float fp16_to_fp32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  uint32_t bits;
+  if (e == 0x1F) {
+    bits = sign | 0x7F800000u | (m << 13) | (m ? 0x400000u : 0u);
+  } else if (e != 0) {
+    bits = sign | ((e + 127 - 15) << 23) | (m << 13);
+  } else {
+    // m * 2^-24 is exact in float.
+    const float v = static_cast<float>(m) * 0x1p-24f;
+    bits = sign | std::bit_cast<uint32_t>(v);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+// ggml's nearest_int: adds 1.5 * 2^23 and reads the low mantissa bits, so |v| <= 2^22
+// rounds half to even. Larger or non-finite v give ggml's garbage, computed the same
+// defined way (bit operations on the sum, never an out-of-range conversion).
+static inline int32_t nearest_int(float v) {
+  const float biased = v + 12582912.0f;
+  const uint32_t bits = std::bit_cast<uint32_t>(biased);
+  return static_cast<int32_t>(bits & 0x007FFFFFu) - 0x00400000;
+}
+
+// What x86-64's cvttss2si produces: truncation toward zero when the result fits int32,
+// otherwise (NaN, +-inf, |v| >= 2^31) the "integer indefinite" INT32_MIN. gcc converts a
+// float to int8_t / uint8_t through this instruction and keeps the low byte; ggml's
+// reference quantizers rely on it where their scale overflows (e.g. 1/d = inf).
+static inline int32_t x86_truncate(float v) {
+  if (!(v >= -2147483648.0f && v < 2147483648.0f)) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(v);
+}
+
+// C's (int8_t) / (uint8_t) conversion of a float, as gcc on x86-64 computes it.
+static inline int8_t x86_float_to_i8(float v) {
+  return static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint32_t>(x86_truncate(v)) & 0xFFu));
+}
+static inline uint8_t x86_float_to_u8(float v) {
+  return static_cast<uint8_t>(static_cast<uint32_t>(x86_truncate(v)) & 0xFFu);
+}
+
+// The E8M0 scale of an MXFP4 block, halved: 2^(e - 128), exact for every e (2^-128 and
+// 2^-127 are subnormal floats). ggml stores E2M1 values doubled (kMxfp4Values), so the
+// half makes value * scale = E2M1 value * 2^(e - 127).
+static inline float e8m0_half(uint8_t e) {
+  if (e < 2) return std::bit_cast<float>(0x00200000u << e);
+  return std::bit_cast<float>(static_cast<uint32_t>(e - 1) << 23);
+}
+
+// ggml's GROUP_MAX_EPS: a group whose |x| max is below it counts as all zero.
+inline constexpr float kGroupMaxEps = 1e-15f;
+
+// ggml's MAX(lo, MIN(hi, v)).
+static inline int clamp_int(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+// An integer as float, as C's usual arithmetic conversions do in ggml's float expressions
+// (exact below 2^24, which every quant, scale and partial sum here is).
+static inline float to_f32(int32_t v) { return static_cast<float>(v); }
+
+// ggml's non-linear 4-bit grid of IQ4_NL (kvalues_iq4nl), ascending.
+inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+// E2M1 values doubled, by 4-bit code (kvalues_mxfp4): 0, 0.5, 1, 1.5, 2, 3, 4, 6 and negatives.
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+}  // namespace fixq::gguf::detail

@@ -1,0 +1,121 @@
+// Private: the per-format kernels behind fixq/gguf.h, one set per instruction set.
+//
+// Kernels work on whole blocks and trust their arguments (the front end in api.cpp has
+// checked sizes and values). Every kernel of every instruction set produces exactly the
+// bytes / bits of its scalar reference (`_ref`), which in turn reproduces ggml.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "fixq/cpu.h"
+#include "fixq/gguf.h"
+
+namespace fixq::gguf::detail {
+
+// n_blocks blocks of the format: floats <-> packed bytes; dot of x (this format) with y
+// (its dot type), both n_blocks blocks of 32 or 256 elements.
+using QuantizeFn = void (*)(const float* x, int64_t n_blocks, std::byte* out);
+using DequantizeFn = void (*)(const std::byte* in, int64_t n_blocks, float* out);
+using DotFn = float (*)(const std::byte* x, const std::byte* y, int64_t n_blocks);
+
+struct FormatKernels {
+  QuantizeFn quantize;
+  DequantizeFn dequantize;
+  DotFn dot;  // null for formats without a dot product (Q8_1, Q8_K)
+};
+
+// The kernels of `type` for an instruction set (Avx512 runs the AVX2 kernels).
+const FormatKernels& kernels_for(Type type, Isa isa);
+
+// The floating-point fields of a block: byte offsets of its n_f16 fp16 fields (d, m,
+// dmin, s) and of its float32 field (Q8_K's d; -1 if none).
+struct ScaleFields {
+  int n_f16;
+  int f16[2];
+  int f32;
+};
+const ScaleFields& scale_fields(Type type);
+
+// Index of the first NaN or infinity among x[0..n), or -1.
+int64_t first_nonfinite_ref(const float* x, int64_t n);
+int64_t first_nonfinite_avx2(const float* x, int64_t n);
+
+// ---- scalar references (ggml's algorithms)
+void quantize_q4_0_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q4_1_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q5_0_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q5_1_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q8_0_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q8_1_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q2_k_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q3_k_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q4_k_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q5_k_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q6_k_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q8_k_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_iq4_nl_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_mxfp4_ref(const float* x, int64_t n_blocks, std::byte* out);
+
+void dequantize_q4_0_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q4_1_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q5_0_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q5_1_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q8_0_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q8_1_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q2_k_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q3_k_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q4_k_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q5_k_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q6_k_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q8_k_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_iq4_nl_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_mxfp4_ref(const std::byte* in, int64_t n_blocks, float* out);
+
+float dot_q4_0_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q4_1_q8_1_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q5_0_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q5_1_q8_1_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q8_0_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q2_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q3_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q4_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q5_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q6_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_iq4_nl_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_mxfp4_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+
+// ---- AVX2 (+FMA, F16C, BMI2) kernels, bit-identical to the references
+void quantize_q8_0_avx2(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q8_1_avx2(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_q8_k_avx2(const float* x, int64_t n_blocks, std::byte* out);
+
+void dequantize_q4_0_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q4_1_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q5_0_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q5_1_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q8_0_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q8_1_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q2_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q3_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q4_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q5_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q6_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_q8_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_iq4_nl_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_mxfp4_avx2(const std::byte* in, int64_t n_blocks, float* out);
+
+float dot_q4_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q4_1_q8_1_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q5_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q5_1_q8_1_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q8_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q2_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q3_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q4_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q5_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_q6_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_iq4_nl_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_mxfp4_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+
+}  // namespace fixq::gguf::detail
