@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# End to end through the CLI: pack a real tensor into every GGUF type and back, read the
+# quantize-stats report, and check that damaged or unsuitable input is a one-line error.
+#   usage: formats_cli_test.sh FIXQ_BINARY REPO_ROOT
+set -euo pipefail
+fixq=$1
+root=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+py=/usr/bin/python3
+# A [64, 256] slice of the embedded model's recurrent weights: real values, whole K-blocks.
+"$py" -c "import numpy as np; w=np.load('$root/data/charlm/gru.weight_hh_l0.npy'); np.save('$tmp/w.npy', w[:128].reshape(64, 256))"
+
+for type in q4_0 q4_1 q5_0 q5_1 q8_0 q2_K q3_K q4_K q5_K q6_K q8_K iq4_nl mxfp4; do
+  "$fixq" formats quantize --type $type "$tmp/w.npy" -o "$tmp/w.bin" >/dev/null
+  "$fixq" formats dequantize "$tmp/w.bin" -o "$tmp/back.npy" >/dev/null
+  "$py" - "$tmp/w.npy" "$tmp/back.npy" $type <<'PY'
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert a.shape == b.shape, (a.shape, b.shape)
+rel = float(np.linalg.norm(a - b) / np.linalg.norm(a))
+limit = {"q2_K": 0.6, "q3_K": 0.3, "mxfp4": 0.3}.get(sys.argv[3], 0.2)
+assert rel < limit, f"{sys.argv[3]}: relative error {rel}"
+PY
+done
+
+"$fixq" quantize-stats --types q4_0,q8_0,q4_K "$tmp/w.npy" >"$tmp/stats.txt"
+grep -Eq '^q4_0 +: rmse [0-9.]+, maxerr [0-9.]+, 95pct<[0-9.]+, median<[0-9.]+$' "$tmp/stats.txt"
+grep -q "sqnr" "$tmp/stats.txt"
+
+expect_fail() {  # expect_fail NEEDLE COMMAND...
+  local needle=$1
+  shift
+  if "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
+    echo "expected failure: $*" >&2
+    exit 1
+  fi
+  grep -q -- "$needle" "$tmp/err.txt" || { echo "error lacks '$needle':" >&2; cat "$tmp/err.txt" >&2; exit 1; }
+  [[ $(wc -l <"$tmp/err.txt") -eq 1 ]] || { echo "error is not one line:" >&2; cat "$tmp/err.txt" >&2; exit 1; }
+}
+"$fixq" formats quantize --type q4_0 "$tmp/w.npy" -o "$tmp/w.bin" >/dev/null
+head -c 200 "$tmp/w.bin" >"$tmp/trunc.bin"
+expect_fail "truncated" "$fixq" formats dequantize "$tmp/trunc.bin" -o "$tmp/x.npy"
+cp "$tmp/w.bin" "$tmp/big.bin" && printf 'xx' >>"$tmp/big.bin"
+expect_fail "unexpected bytes" "$fixq" formats dequantize "$tmp/big.bin" -o "$tmp/x.npy"
+expect_fail "unknown format 'q9_9'" "$fixq" formats quantize --type q9_9 "$tmp/w.npy" -o "$tmp/x.bin"
+"$py" -c "import numpy as np; np.save('$tmp/odd.npy', np.ones((2, 100), np.float32))"
+expect_fail "multiple of 256" "$fixq" formats quantize --type q4_K "$tmp/odd.npy" -o "$tmp/x.bin"
+"$py" -c "import numpy as np; a=np.ones((2, 32), np.float32); a[1, 7]=np.nan; np.save('$tmp/nan.npy', a)"
+expect_fail "NaN\|nan" "$fixq" formats quantize --type q8_0 "$tmp/nan.npy" -o "$tmp/x.bin"
+echo "formats cli: ok"
