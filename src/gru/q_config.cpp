@@ -34,7 +34,23 @@ void GruQuantConfig::validate() const {
   }
 }
 
+namespace {
+GruQuantConfig parse_config(const std::string& text);
+}  // namespace
+
+// Field access can raise nlohmann's type_error for a value of the wrong type (e.g.
+// "version": "1"): a malformed config like any other, so it becomes a fixq::Error.
 GruQuantConfig GruQuantConfig::from_json(const std::string& text) {
+  try {
+    return parse_config(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail("GRU config: a field has the wrong type: ", e.what());
+  }
+}
+
+namespace {
+
+GruQuantConfig parse_config(const std::string& text) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -45,13 +61,15 @@ GruQuantConfig GruQuantConfig::from_json(const std::string& text) {
   for (const auto& [key, value] : j.items())
     if (key != "version" && key != "base" && key != "scales" && key != "bits")
       fail("GRU config has an unknown key '", key, "' (known: version, base, scales, bits)");
-  require(j.value("version", 0) == kConfigVersion, "GRU config version must be ", kConfigVersion);
+  const auto version = j.find("version");
+  require(version != j.end() && version->is_number_integer() && *version == kConfigVersion,
+          "GRU config version must be ", kConfigVersion);
   const std::string scales = j.value("scales", std::string("pow2"));
   require(scales == "pow2" || scales == "multiplier", "GRU config 'scales' must be pow2 or multiplier, got '", scales, "'");
   const ScaleKind kind = scales == "pow2" ? ScaleKind::PowerOfTwo : ScaleKind::Float;
   const std::string base = j.value("base", std::string("int8"));
   require(base == "int8" || base == "int16", "GRU config 'base' must be int8 or int16, got '", base, "'");
-  GruQuantConfig c = base == "int8" ? int8(kind) : int16(kind);
+  GruQuantConfig c = base == "int8" ? GruQuantConfig::int8(kind) : GruQuantConfig::int16(kind);
   if (j.contains("bits")) {
     require(j["bits"].is_object(), "GRU config 'bits' must map operator names to 8 or 16");
     for (const auto& [name, value] : j["bits"].items()) {
@@ -63,6 +81,8 @@ GruQuantConfig GruQuantConfig::from_json(const std::string& text) {
   c.validate();
   return c;
 }
+
+}  // namespace
 
 std::string GruQuantConfig::to_json() const {
   nlohmann::ordered_json j;

@@ -97,6 +97,8 @@ TEST(GruQuantConfig, ReadyConfigsAndJson) {
   expect_error([] { GruQuantConfig::from_json(R"({"version": 2})"); }, "version must be 1");
   expect_error([] { GruQuantConfig::from_json("{not json"); }, "not valid JSON");
   expect_error([] { GruQuantConfig::from_json(R"({"version": 1, "scales": "log"})"); }, "pow2 or multiplier");
+  expect_error([] { GruQuantConfig::from_json(R"({"version": "1"})"); }, "version must be 1");
+  expect_error([] { GruQuantConfig::from_json(R"({"version": 1, "base": 8})"); }, "wrong type");
 }
 
 TEST(GruQuantConfig, OperatorSchemesFollowTheSeedTable) {
