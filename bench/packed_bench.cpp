@@ -1,0 +1,158 @@
+// The weight-only matmul y [M, 4096] = x [M, 4096] · W, W packed at 4 and 2 bits (groups
+// of 128), beside OpenBLAS sgemm on the dequantized float32 W and beside dequantize +
+// sgemm, all on one core in the same run. Ends with a summary of the CPU-time medians (or
+// single runs) and the speed-ups. Run as
+//   build/bin/packed_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fixq/cpu.h"
+#include "fixq/packed.h"
+
+namespace {
+
+constexpr int64_t kK = 4096, kN = 4096, kGroup = 128;
+
+std::vector<float> normal(int64_t n, float sigma, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, sigma);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+const fixq::PackedWeights& weights(int bits) {
+  static std::map<int, std::unique_ptr<fixq::PackedWeights>> cache;
+  auto& w = cache[bits];
+  if (!w) {
+    const std::vector<float> f = normal(kK * kN, 0.02f, 1);
+    w = std::make_unique<fixq::PackedWeights>(
+        fixq::PackedWeights::quantize(f.data(), kK, kN, fixq::GroupQuantSpec{bits, kGroup, fixq::Symmetry::Asymmetric}));
+  }
+  return *w;
+}
+
+const std::vector<float>& dequantized(int bits) {
+  static std::map<int, std::vector<float>> cache;
+  std::vector<float>& w = cache[bits];
+  if (w.empty()) {
+    w.resize(static_cast<size_t>(kK * kN));
+    weights(bits).dequantize(w.data());
+  }
+  return w;
+}
+
+void bench_fixq(benchmark::State& state, int bits, fixq::Isa isa, int64_t m) {
+  if (!fixq::cpu_supports(isa)) {
+    state.SkipWithError("instruction set not supported by this CPU");
+    return;
+  }
+  fixq::set_isa_override(isa);
+  const fixq::PackedWeights& w = weights(bits);
+  const std::vector<float> x = normal(m * kK, 1.0f, 2);
+  std::vector<float> y(static_cast<size_t>(m * kN));
+  for (auto _ : state) {
+    fixq::weight_only_matmul(x.data(), m, w, y.data());
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  fixq::set_isa_override(std::nullopt);
+  state.counters["weight_bytes"] = static_cast<double>(kK * kN * bits / 8);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(m * kK * kN) * static_cast<double>(state.iterations()),
+                                                 benchmark::Counter::kIsRate);
+}
+
+void sgemm(const float* x, const float* w, float* y, int64_t m) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(kN), static_cast<int>(kK),
+              1.0f, x, static_cast<int>(kK), w, static_cast<int>(kN), 0.0f, y, static_cast<int>(kN));
+}
+
+// The peer: OpenBLAS on the float32 matrix the packed weights stand for.
+void bench_sgemm(benchmark::State& state, int bits, int64_t m) {
+  const std::vector<float>& w = dequantized(bits);
+  const std::vector<float> x = normal(m * kK, 1.0f, 2);
+  std::vector<float> y(static_cast<size_t>(m * kN));
+  for (auto _ : state) {
+    sgemm(x.data(), w.data(), y.data(), m);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["weight_bytes"] = static_cast<double>(kK * kN * 4);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(m * kK * kN) * static_cast<double>(state.iterations()),
+                                                 benchmark::Counter::kIsRate);
+}
+
+// What one does without a fused kernel: dequantize the whole matrix, then sgemm.
+void bench_dequantize_sgemm(benchmark::State& state, int bits, int64_t m) {
+  const fixq::PackedWeights& w = weights(bits);
+  std::vector<float> wf(static_cast<size_t>(kK * kN));
+  const std::vector<float> x = normal(m * kK, 1.0f, 2);
+  std::vector<float> y(static_cast<size_t>(m * kN));
+  for (auto _ : state) {
+    w.dequantize(wf.data());
+    sgemm(x.data(), wf.data(), y.data(), m);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+}
+
+std::string name(const char* what, int bits, int64_t m) {
+  return std::string(what) + "/int" + std::to_string(bits) + "/M:" + std::to_string(m);
+}
+
+// Keeps the median CPU time of every benchmark (or of its only run) for the summary: on a
+// shared machine CPU time is what one core spent, whoever else ran.
+class SummaryReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.error_occurred) continue;
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
+      times_ms[r.run_name.function_name] = r.GetAdjustedCPUTime();
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  std::map<std::string, double> times_ms;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  openblas_set_num_threads(1);
+  for (const int bits : {4, 2})
+    for (const int64_t m : {int64_t{1}, int64_t{16}}) {
+      for (benchmark::internal::Benchmark* b :
+           {benchmark::RegisterBenchmark(name("fixq_avx2", bits, m).c_str(), bench_fixq, bits, fixq::Isa::Avx2, m),
+            benchmark::RegisterBenchmark(name("fixq_scalar", bits, m).c_str(), bench_fixq, bits, fixq::Isa::Scalar, m),
+            benchmark::RegisterBenchmark(name("openblas_sgemm_dequantized", bits, m).c_str(), bench_sgemm, bits, m),
+            benchmark::RegisterBenchmark(name("dequantize_then_openblas_sgemm", bits, m).c_str(), bench_dequantize_sgemm,
+                                         bits, m)})
+        b->Unit(benchmark::kMillisecond);
+    }
+  benchmark::Initialize(&argc, argv);
+  SummaryReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  std::printf("\nK = N = %lld, groups of %lld, one core (OpenBLAS threads = 1); CPU ms (medians when repeated):\n",
+              static_cast<long long>(kK), static_cast<long long>(kGroup));
+  std::printf("%-9s %12s %12s %12s %16s %10s\n", "case", "fixq avx2", "fixq scalar", "sgemm(deq W)", "dequant+sgemm",
+              "sgemm/avx2");
+  for (const int bits : {4, 2})
+    for (const int64_t m : {int64_t{1}, int64_t{16}}) {
+      auto t = [&](const char* what) {
+        const auto it = reporter.times_ms.find(name(what, bits, m));
+        return it == reporter.times_ms.end() ? 0.0 : it->second;
+      };
+      const double fast = t("fixq_avx2"), peer = t("openblas_sgemm_dequantized");
+      std::printf("int%d M=%-3lld %12.3f %12.3f %12.3f %16.3f %9.2fx\n", bits, static_cast<long long>(m), fast,
+                  t("fixq_scalar"), peer, t("dequantize_then_openblas_sgemm"), fast > 0 ? peer / fast : 0.0);
+    }
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,70 @@
+// Front ends of fixq/lowp.h Part 4 (OCP MX blocks): type table and names, argument
+// checks, dispatch to the active instruction set's kernels.
+#include <array>
+#include <bit>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "fixq/cpu.h"
+#include "fixq/error.h"
+#include "lowp/kernels.h"
+#include "lowp/mx_block.h"
+
+namespace fixq {
+
+namespace {
+
+using lowp_detail::MxTraits;
+
+constexpr std::array<std::string_view, kMxTypeCount> kNames = {"mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e2m3",
+                                                                "mxfp6_e3m2", "mxfp4",      "mxint8"};
+
+template <size_t... I>
+std::array<MxInfo, kMxTypeCount> make_infos(std::index_sequence<I...>) {
+  return {MxInfo{kNames[I], MxTraits<static_cast<MxType>(I)>::bits, MxTraits<static_cast<MxType>(I)>::emax,
+                 MxTraits<static_cast<MxType>(I)>::block_bytes}...};
+}
+
+void check_blocks(MxType t, const void* in, const void* out, int64_t n) {
+  mx_info(t);
+  require(n >= 0, "negative element count ", n);
+  require(n % kMxBlockSize == 0, mx_info(t).name, " needs a multiple of ", kMxBlockSize, " values, got ", n);
+  require(n == 0 || (in != nullptr && out != nullptr), "null data pointer");
+}
+
+}  // namespace
+
+const MxInfo& mx_info(MxType t) {
+  static const std::array<MxInfo, kMxTypeCount> infos = make_infos(std::make_index_sequence<kMxTypeCount>{});
+  const auto i = static_cast<size_t>(t);
+  require(i < infos.size(), "unknown MX type ", i);
+  return infos[i];
+}
+
+MxType parse_mx_type(std::string_view name) {
+  std::string known;
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (kNames[i] == name) return static_cast<MxType>(i);
+    known += (i ? ", " : "") + std::string(kNames[i]);
+  }
+  fail("unknown MX type '", name, "'; known: ", known);
+}
+
+int mx_shared_exponent(MxType t, float amax) {
+  require(std::isfinite(amax) && amax >= 0.0f, "the largest magnitude of an MX block must be finite and >= 0, not ",
+          amax);
+  return lowp_detail::mx_exponent(std::bit_cast<uint32_t>(amax) & 0x7FFFFFFFu, mx_info(t).emax);
+}
+
+void mx_quantize(MxType t, const float* x, int64_t n, uint8_t* blocks) {
+  check_blocks(t, x, blocks, n);
+  lowp_detail::mx_kernels_for(active_isa()).quantize[static_cast<size_t>(t)](x, n / kMxBlockSize, blocks);
+}
+
+void mx_dequantize(MxType t, const uint8_t* blocks, int64_t n, float* x) {
+  check_blocks(t, blocks, x, n);
+  lowp_detail::mx_kernels_for(active_isa()).dequantize[static_cast<size_t>(t)](blocks, n / kMxBlockSize, x);
+}
+
+}  // namespace fixq

@@ -1,0 +1,50 @@
+// Private: the canonical layout of PackedWeights as the kernels see it (documented in
+// fixq/packed.h), and the kernel table.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fixq/cpu.h"
+#include "fixq/packed.h"
+
+namespace fixq::packed_detail {
+
+inline constexpr int64_t kPanel = 32;  // columns per panel: four 8-lane vectors
+
+// Everything a matmul kernel reads. Canonical row r of group r / group_size; word row
+// r / per of panel p at words + (p * word_rows + r / per) * kPanel; scales and zeros of
+// group g at + g * panels * kPanel.
+struct View {
+  int bits;
+  int64_t k, n, group_size, groups, panels;
+  const uint32_t* words;
+  const float* scales;
+  const int32_t* zeros;
+
+  int per_word() const { return 32 / bits; }
+  int64_t word_rows() const { return k / per_word(); }
+  int64_t padded_cols() const { return panels * kPanel; }
+};
+
+struct Access {
+  static View view(const PackedWeights& w) {
+    return {w.bits_, w.k_, w.n_, w.group_size_, w.groups(), (w.n_ + kPanel - 1) / kPanel,
+            w.words_.data(), w.scales_.data(), w.zeros_.data()};
+  }
+  static const std::vector<int32_t>& perm(const PackedWeights& w) { return w.perm_; }
+};
+
+// y [m, n] = x [m, k] · W with x's columns already in canonical row order. The contract
+// and error bound are weight_only_matmul's (fixq/packed.h).
+using MatmulKernel = void (*)(const float* x, int64_t m, const View& w, float* y);
+
+MatmulKernel scalar_matmul_kernel();
+MatmulKernel avx2_matmul_kernel();
+
+// The AVX2 kernel serves AVX-512 CPUs too: there is no AVX-512 kernel.
+inline MatmulKernel matmul_kernel_for(Isa isa) {
+  return isa == Isa::Scalar ? scalar_matmul_kernel() : avx2_matmul_kernel();
+}
+
+}  // namespace fixq::packed_detail

@@ -1,0 +1,133 @@
+// Every instruction set this CPU has against the scalar reference, bit for bit: encode,
+// decode, MX quantize and dequantize, on ragged lengths (every vector tail) and unaligned
+// pointers, with inputs that cover every kind of special value.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "fixq/cpu.h"
+#include "fixq/lowp.h"
+#include "lowp/kernels.h"
+
+namespace fixq {
+namespace {
+
+// Bitwise equality (NaN payloads included), for possibly empty arrays.
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+std::vector<Isa> fast_isas() {
+  std::vector<Isa> v;
+  for (Isa i : {Isa::Avx2, Isa::Avx512})
+    if (cpu_supports(i)) v.push_back(i);
+  return v;
+}
+
+// A mix: uniform bit patterns (NaN, inf, subnormals included), values near the narrow
+// types' ranges, exact ties of the narrow grids, zeros, and huge values.
+std::vector<float> mixed_floats(size_t n, std::mt19937& rng) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    switch (rng() % 6) {
+      case 0: x = std::bit_cast<float>(static_cast<uint32_t>(rng())); break;
+      case 1: x = std::ldexp(static_cast<float>(static_cast<int32_t>(rng() % 4096) - 2048), static_cast<int>(rng() % 40) - 30); break;
+      case 2: x = std::ldexp(static_cast<float>(2 * (rng() % 64) + 1), static_cast<int>(rng() % 60) - 40); break;
+      case 3: x = rng() % 2 ? 0.0f : -0.0f; break;
+      case 4: x = std::bit_cast<float>(static_cast<uint32_t>(rng() % 0x01000000u) | (rng() % 2 ? 0x80000000u : 0u)); break;
+      default: x = static_cast<float>(std::normal_distribution<double>(0.0, 1.0)(rng)) * 300.0f; break;
+    }
+  }
+  return v;
+}
+
+TEST(LowpIsa, EncodeMatchesScalarBitForBit) {
+  std::mt19937 rng(7);
+  const std::vector<float> x = mixed_floats(4096 + 64, rng);
+  for (Isa isa : fast_isas()) {
+    const auto& fast = lowp_detail::convert_kernels_for(isa);
+    const auto& ref = lowp_detail::scalar_convert_kernels();
+    for (int t = 0; t < kLowpTypeCount; ++t) {
+      const size_t width = lowp_info(static_cast<LowpType>(t)).bits == 16 ? 2 : 1;
+      for (int o = 0; o < 2; ++o) {
+        for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{15}, int64_t{31}, int64_t{33},
+                                int64_t{63}, int64_t{100}, int64_t{4096}}) {
+          for (const size_t offset : {size_t{0}, size_t{1}, size_t{3}}) {
+            std::vector<uint8_t> a(static_cast<size_t>(n) * width + 8, 0xAB), b(a.size(), 0xAB);
+            const int64_t ia = fast.encode[t][o](x.data() + offset, n, a.data() + offset * width % 8);
+            const int64_t ib = ref.encode[t][o](x.data() + offset, n, b.data() + offset * width % 8);
+            EXPECT_EQ(ia, ib) << to_string(isa) << " " << lowp_info(static_cast<LowpType>(t)).name << " n=" << n;
+            EXPECT_EQ(a, b) << to_string(isa) << " " << lowp_info(static_cast<LowpType>(t)).name << " policy " << o
+                            << " n=" << n << " offset " << offset;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(LowpIsa, DecodeMatchesScalarBitForBit) {
+  std::mt19937 rng(8);
+  std::vector<uint8_t> bytes(2 * 4096 + 16);
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+  for (Isa isa : fast_isas()) {
+    const auto& fast = lowp_detail::convert_kernels_for(isa);
+    const auto& ref = lowp_detail::scalar_convert_kernels();
+    for (int t = 0; t < kLowpTypeCount; ++t) {
+      const int bits = lowp_info(static_cast<LowpType>(t)).bits;
+      // For float6/float4, mostly valid codes with a few invalid ones among them.
+      std::vector<uint8_t> codes = bytes;
+      if (bits < 8)
+        for (size_t i = 0; i < codes.size(); ++i) codes[i] = i % 97 == 50 ? codes[i] : codes[i] % (1 << bits);
+      for (const int64_t n : {int64_t{0}, int64_t{5}, int64_t{8}, int64_t{9}, int64_t{49}, int64_t{51}, int64_t{4096}}) {
+        for (const size_t offset : {size_t{0}, size_t{1}}) {
+          std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+          const void* in = codes.data() + offset * (bits == 16 ? 2 : 1);
+          EXPECT_EQ(fast.decode[t](in, n, a.data()), ref.decode[t](in, n, b.data()));
+          EXPECT_TRUE(same_bits(a, b)) << to_string(isa) << " " << lowp_info(static_cast<LowpType>(t)).name << " n=" << n;
+        }
+      }
+    }
+  }
+}
+
+TEST(LowpIsa, MxMatchesScalarBitForBit) {
+  std::mt19937 rng(9);
+  constexpr int64_t kBlocks = 64;
+  std::vector<float> x = mixed_floats(kBlocks * kMxBlockSize, rng);
+  // Blocks of ordinary data at many scales, where the mix above is all extremes.
+  for (int64_t b = 0; b < kBlocks / 2; ++b) {
+    const int e = static_cast<int>(rng() % 300) - 150;
+    for (int64_t i = 0; i < kMxBlockSize; ++i)
+      x[b * kMxBlockSize + i] = std::ldexp(static_cast<float>(std::normal_distribution<double>(0.0, 1.0)(rng)), e);
+  }
+  for (int64_t i = 0; i < kMxBlockSize; ++i) x[3 * kMxBlockSize + i] = 0.0f;  // an all-zero block
+  for (Isa isa : fast_isas()) {
+    const auto& fast = lowp_detail::mx_kernels_for(isa);
+    const auto& ref = lowp_detail::scalar_mx_kernels();
+    for (int t = 0; t < kMxTypeCount; ++t) {
+      const auto bytes = static_cast<size_t>(mx_info(static_cast<MxType>(t)).block_bytes * kBlocks);
+      std::vector<uint8_t> qa(bytes), qb(bytes);
+      fast.quantize[t](x.data(), kBlocks, qa.data());
+      ref.quantize[t](x.data(), kBlocks, qb.data());
+      EXPECT_EQ(qa, qb) << to_string(isa) << " " << mx_info(static_cast<MxType>(t)).name;
+      // Dequantize arbitrary bytes too, not only what quantize writes.
+      std::vector<uint8_t> any(bytes);
+      for (uint8_t& v : any) v = static_cast<uint8_t>(rng());
+      for (const auto* in : {&qa, &any}) {
+        std::vector<float> da(x.size()), db(x.size());
+        fast.dequantize[t](in->data(), kBlocks, da.data());
+        ref.dequantize[t](in->data(), kBlocks, db.data());
+        EXPECT_TRUE(same_bits(da, db)) << to_string(isa) << " " << mx_info(static_cast<MxType>(t)).name;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fixq
