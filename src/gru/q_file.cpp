@@ -101,7 +101,11 @@ QuantizedGru QuantizedGru::load(const std::string& path) {
           ": sizes must be >= 1");
   const auto params = meta.find("params");
   require(params != meta.end(), "quantized GRU ", path, ": metadata lacks 'params'");
-  impl->params = GruQuantParams::from_json(params->second);
+  try {
+    impl->params = GruQuantParams::from_json(params->second);
+  } catch (const Error& e) {
+    fail("quantized GRU ", path, ": metadata 'params': ", e.what());  // name the file
+  }
   const int D = impl->directions();
   const size_t cells = static_cast<size_t>(impl->num_layers * D);
   require(impl->params.cells.size() == cells, "quantized GRU ", path, ": parameters describe ",

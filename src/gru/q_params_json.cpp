@@ -1,4 +1,8 @@
 // GruQuantParams <-> versioned JSON: human-readable, and exact (floats round-trip).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "fixq/error.h"
@@ -10,6 +14,43 @@ namespace {
 
 constexpr int kParamsVersion = 1;
 using json = nlohmann::ordered_json;
+
+// The parameters nest 5 levels deep (object, cells, cell, operator, scale list). Far deeper
+// JSON is refused while it is parsed: dump(), which hands "config" on and prints values
+// in messages, recurses once per level and would overflow the stack on millions of them.
+constexpr int kMaxJsonDepth = 64;
+
+// The list j as floats. Each number is checked before the conversion, which is undefined
+// beyond the float range (nlohmann's get<> would just cast).
+std::vector<float> float_list(const json& j, const std::string& what) {
+  require(j.is_array(), what, " must be a list of numbers, not ", j.type_name());
+  std::vector<float> v;
+  for (const json& e : j) {
+    if (!e.is_number()) fail(what, " must hold numbers, got ", e.dump());
+    const double d = e.get<double>();
+    if (std::fabs(d) > std::numeric_limits<float>::max()) fail(what, " value ", e.dump(), " is beyond the float range");
+    v.push_back(static_cast<float>(d));
+  }
+  return v;
+}
+
+// The list j as int32 values, each checked to be an integer in range before the cast.
+std::vector<int32_t> int32_list(const json& j, const std::string& what) {
+  require(j.is_array(), what, " must be a list of integers, not ", j.type_name());
+  std::vector<int32_t> v;
+  for (const json& e : j) {
+    bool ok = false;
+    if (e.is_number_unsigned()) {
+      ok = e.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
+    } else if (e.is_number_integer()) {
+      const int64_t x = e.get<int64_t>();
+      ok = x >= std::numeric_limits<int32_t>::min() && x <= std::numeric_limits<int32_t>::max();
+    }
+    if (!ok) fail(what, " must hold 32-bit integers, got ", e.dump());
+    v.push_back(static_cast<int32_t>(e.get<int64_t>()));
+  }
+  return v;
+}
 
 json params_to_json(const QuantParams& p) {
   json j;
@@ -24,13 +65,10 @@ QuantParams params_from_json(const json& j, GruOp op, const GruQuantConfig& conf
   require(j.is_object(), where, " must be an object");
   QuantParams p;
   p.scheme = gru_op_scheme(op, config);
-  try {
-    p.scale = j.at("scale").get<std::vector<float>>();
-    p.zero_point = j.at("zero_point").get<std::vector<int32_t>>();
-    if (j.contains("exponent")) p.exponent = j.at("exponent").get<std::vector<int32_t>>();
-  } catch (const json::exception& e) {
-    fail(where, ": ", e.what());
-  }
+  require(j.contains("scale") && j.contains("zero_point"), where, " needs 'scale' and 'zero_point'");
+  p.scale = float_list(j["scale"], where + " scale");
+  p.zero_point = int32_list(j["zero_point"], where + " zero_point");
+  if (j.contains("exponent")) p.exponent = int32_list(j["exponent"], where + " exponent");
   if (p.scheme.granularity == Granularity::PerChannel) {
     p.shape = Shape{static_cast<int64_t>(p.scale.size())};
   }
@@ -61,12 +99,19 @@ std::string GruQuantParams::to_json() const {
 GruQuantParams GruQuantParams::from_json(const std::string& text) {
   json j;
   try {
-    j = json::parse(text);
+    j = json::parse(text, [](int depth, json::parse_event_t event, json&) {
+      // depth: the number of objects and arrays open around the one that starts.
+      if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+          depth >= kMaxJsonDepth)
+        fail("GRU parameters: JSON nested deeper than ", kMaxJsonDepth, " levels");
+      return true;
+    });
   } catch (const json::exception& e) {
     fail("GRU parameters are not valid JSON: ", e.what());
   }
-  require(j.is_object() && j.value("version", 0) == kParamsVersion, "GRU parameters: expected an object with version ",
-          kParamsVersion);
+  const auto version = j.find("version");
+  require(j.is_object() && version != j.end() && version->is_number_integer() && *version == kParamsVersion,
+          "GRU parameters: expected an object with version ", kParamsVersion);
   require(j.contains("config") && j.contains("cells") && j["cells"].is_array(),
           "GRU parameters need 'config' and a 'cells' array");
   GruQuantParams p;

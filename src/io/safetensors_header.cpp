@@ -19,6 +19,12 @@ using Json = nlohmann::json;
 
 constexpr const char* kMetadataKey = "__metadata__";
 
+// A header needs 3 levels of nesting (the object, an entry, its shape). Far deeper JSON is
+// refused while it is parsed: the error messages print values with nlohmann's dump(),
+// which recurses once per level, and the 100 MB a header may have nest deep enough to
+// overflow the stack (a 400 KB "shape": [[[...]]] crashed `fixq gru quantize`).
+constexpr int kMaxJsonDepth = 64;
+
 template <class... Args>
 [[noreturn]] void fail_file(const std::string& path, const Args&... what) {
   fail("safetensors: ", path, ": ", what...);
@@ -30,12 +36,17 @@ template <class... Args>
 }
 
 // nlohmann keeps the last of duplicate keys without a word; a file whose meaning depends
-// on which duplicate a reader picks is refused instead, at every depth.
+// on which duplicate a reader picks is refused instead, at every depth. So is nesting
+// deeper than kMaxJsonDepth.
 Json parse_json(const std::string& path, std::string_view text) {
   if (text.empty() || text.front() != '{')
     fail_file(path, "malformed header: the JSON header must start with '{'");
   std::vector<std::set<std::string>> keys_of_open_objects;
-  auto refuse_duplicates = [&](int, Json::parse_event_t event, Json& parsed) {
+  auto check_event = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    // depth: the number of objects and arrays open around the one that starts.
+    if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
+        depth >= kMaxJsonDepth)
+      fail_file(path, "malformed header: JSON nested deeper than ", kMaxJsonDepth, " levels");
     if (event == Json::parse_event_t::object_start) {
       keys_of_open_objects.emplace_back();
     } else if (event == Json::parse_event_t::object_end) {
@@ -48,7 +59,7 @@ Json parse_json(const std::string& path, std::string_view text) {
     return true;
   };
   try {
-    return Json::parse(text, refuse_duplicates);
+    return Json::parse(text, check_event);
   } catch (const Json::exception& e) {
     fail_file(path, "malformed header: not valid JSON: ", e.what());
   }
