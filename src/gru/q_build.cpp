@@ -98,7 +98,11 @@ CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_
     c.bias_g.push_back(constant_term(q_bx[g], pbx.scale[g] / s(GruOp::GPre), config, "bx_g"));
   }
   // Seed 000 4.2: 1 in z_out's scale, so that 1 - z reuses z_out's parameters.
-  c.q_one = static_cast<int32_t>(round_half_even(1.0 / s(GruOp::ZOut))) + c.z_out.zp;
+  // 1 / S_z_out must be an integer that fits with room for the zero point: z_out holds
+  // values in [0, 1], so any sane scale is far above 2^-30.
+  const double one = round_half_even(1.0 / s(GruOp::ZOut));
+  require(one <= 0x1p30, "GRU z_out scale ", s(GruOp::ZOut), " is too small: 1 / scale must stay below 2^30");
+  c.q_one = static_cast<int32_t>(one) + c.z_out.zp;
   c.sig_z = ActivationLut::build(ActivationLut::Fn::Sigmoid, p[GruOp::ZPre], p[GruOp::ZOut]);
   c.sig_r = ActivationLut::build(ActivationLut::Fn::Sigmoid, p[GruOp::RPre], p[GruOp::ROut]);
   c.tanh_g = ActivationLut::build(ActivationLut::Fn::Tanh, p[GruOp::GPre], p[GruOp::GOut]);

@@ -75,7 +75,9 @@ GruQuantConfig parse_config(const std::string& text) {
     for (const auto& [name, value] : j["bits"].items()) {
       const GruOp op = parse_gru_op(name);
       require(value.is_number_integer(), "GRU config bits of '", name, "' must be an integer");
-      c.bits[static_cast<size_t>(op)] = value.get<int>();
+      const int64_t b = value.get<int64_t>();  // wide first: get<int> would wrap 2^32 + 8 to 8
+      require(b == 8 || b == 16, "GRU operator ", name, " has ", b, " bits; each operator is 8 or 16 bits");
+      c.bits[static_cast<size_t>(op)] = static_cast<int>(b);
     }
   }
   c.validate();

@@ -90,8 +90,11 @@ void QuantParams::validate() const {
             " must be a positive normal float with scale * 2^17 finite");
     require(zero_point[i] >= qmin && zero_point[i] <= qmax, "zero_point[", i, "] = ", zero_point[i],
             " is outside the ", scheme.format.name(), " range [", qmin, ", ", qmax, "]");
-    if (pow2)
+    if (pow2) {
+      // Checked before negating: -INT32_MIN would overflow.
+      require(exponent[i] >= -150 && exponent[i] <= 150, "exponent[", i, "] = ", exponent[i], " is out of range");
       require(std::ldexp(1.0f, -exponent[i]) == s, "scale[", i, "] = ", s, " is not 2^-", exponent[i]);
+    }
   }
 }
 
