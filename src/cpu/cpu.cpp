@@ -1,5 +1,7 @@
 #include "fixq/cpu.h"
 
+#include <cpuid.h>
+
 #include <atomic>
 #include <cstdlib>
 
@@ -10,6 +12,13 @@ namespace fixq {
 namespace {
 // -1: no override; otherwise static_cast<int>(Isa).
 std::atomic<int> g_override{-1};
+
+// CPUID leaf 1, ECX bit 29. Asked directly because clang before 16 does not know
+// __builtin_cpu_supports("f16c") (the fuzz build, scripts/fuzz.sh, uses Debian's clang 14).
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
 }  // namespace
 
 std::string to_string(Isa isa) {
@@ -34,7 +43,7 @@ bool cpu_supports(Isa isa) {
     case Isa::Scalar: return true;
     case Isa::Avx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi2");
+             cpu_has_f16c() && __builtin_cpu_supports("bmi2");
     case Isa::Avx512:
       return cpu_supports(Isa::Avx2) && __builtin_cpu_supports("avx512f") &&
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Fuzzes fixq's model-file loaders with libFuzzer (tests/fuzz/, ASan + UBSan) and merges
+# what is new into the committed corpora, tests/fuzz/corpus/<target>/, which the
+# regression test test_fuzz_regression runs in every normal build.
+#   scripts/fuzz.sh [SECONDS] [TARGET...]
+#     SECONDS  fuzzing time per target (default 60); targets run one after another
+#     TARGET   safetensors gru_float qgru packed npy (default: all)
+# Builds into build-fuzz/ (clang, RelWithDebInfo); logs and crash inputs go to
+# build-fuzz/fuzz/. Exits 1 if any target found a crash, leak, hang or sanitizer report.
+#
+# Corpus files named by libFuzzer (40 hex digits, the SHA-1 of their bytes) are re-minimized
+# on every run: after fuzzing, the smallest set that keeps all coverage is merged anew from
+# them and the new inputs. Files named otherwise (seed-* from tests/fuzz/make_seeds.py,
+# crash-* reproducers of fixed bugs) are always kept and never renamed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${1:-60}
+[[ $seconds =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a number, got '$seconds'" >&2; exit 2; }
+shift $(($# > 0 ? 1 : 0))
+targets=("$@")
+((${#targets[@]})) || targets=(safetensors gru_float qgru packed npy)
+
+# Why each package (Debian 12):
+#   clang libclang-rt-dev llvm   the compiler, libFuzzer and the sanitizer runtimes of the
+#                                default clang, and llvm-symbolizer for readable stacks
+#   cmake ... libdnnl-dev        what configuring fixq needs (as scripts/setup.sh)
+packages=(clang libclang-rt-dev llvm cmake ninja-build libgtest-dev libcli11-dev nlohmann-json3-dev libdnnl-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "fuzz.sh: missing Debian packages: ${missing[*]}; run this script as root to install them" >&2
+    exit 1
+  fi
+  echo "fuzz.sh: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIXQ_FUZZ=ON \
+  -DFIXQ_BUILD_BENCH=OFF >/dev/null
+cmake --build build-fuzz --target $(printf 'fuzz_%s ' "${targets[@]}")
+
+out=build-fuzz/fuzz
+mkdir -p "$out"
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+# Any allocation beyond these limits is reported: a loader must check sizes against the
+# file before it allocates.
+limits=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10)
+# Inputs up to 16 KB: the seeds are far smaller; the crash-* reproducers of deep JSON are
+# larger, but mutating those would only slow the search.
+max_len=16384
+is_libfuzzer_name() { [[ $(basename "$1") =~ ^[0-9a-f]{40}$ ]]; }
+
+failed=()
+for t in "${targets[@]}"; do
+  bin=build-fuzz/bin/fuzz_$t
+  corpus=tests/fuzz/corpus/$t
+  [[ -d $corpus ]] || { echo "fuzz.sh: no corpus $corpus" >&2; exit 2; }
+  work=$(mktemp -d "$out/$t.XXXXXX")
+  mkdir -p "$work/new" "$work/old" "$work/merged" "$out/artifacts/$t"
+  dict=()
+  [[ -f tests/fuzz/dict/$t.dict ]] && dict=(-dict="tests/fuzz/dict/$t.dict")
+
+  # New inputs go to the first directory, so the committed corpus is only read here.
+  echo "fuzz.sh: $t for ${seconds}s (log $out/$t.log)"
+  status=0
+  "$bin" "${limits[@]}" "${dict[@]}" -max_len=$max_len -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="$out/artifacts/$t/" "$work/new" "$corpus" >"$out/$t.log" 2>&1 || status=$?
+  if ((status != 0)); then
+    failed+=("$t")
+    echo "fuzz.sh: $t FAILED (exit $status); the input is in $out/artifacts/$t/:" >&2
+    grep -E "ERROR|SUMMARY|Test unit written" "$out/$t.log" >&2 || true
+  fi
+  grep -E "^stat::(number_of_executed_units|average_exec_per_sec)" "$out/$t.log" || true
+
+  # Minimize: the kept files first, then whatever of the old and new inputs adds coverage.
+  # -use_counters=0: by code edges only, not by how often each runs, which would keep
+  # thousands of files (the fuzzing above does use the counters).
+  for f in "$corpus"/*; do
+    if is_libfuzzer_name "$f"; then cp "$f" "$work/old/"; else cp "$f" "$work/merged/"; fi
+  done
+  "$bin" "${limits[@]}" -merge=1 -use_counters=0 -artifact_prefix="$out/artifacts/$t/" \
+    "$work/merged" "$work/old" "$work/new" >"$out/$t.merge.log" 2>&1
+  for f in "$corpus"/*; do if is_libfuzzer_name "$f"; then rm "$f"; fi; done
+  for f in "$work/merged"/*; do if is_libfuzzer_name "$f"; then cp "$f" "$corpus/"; fi; done
+  rm -rf "$work"
+  files=$(find "$corpus" -type f | wc -l)
+  bytes=$(find "$corpus" -type f -printf '%s\n' | awk '{ n += $1 } END { print n }')
+  echo "fuzz.sh: $t corpus: $files files, $bytes bytes"
+  # The corpus is committed and runs in every test run: keep it small.
+  if ((files > 500 || bytes > 1000000)); then
+    echo "fuzz.sh: warning: $corpus is over 500 files or 1 MB; shrink the seeds (make_seeds.py)" >&2
+  fi
+done
+
+if ((${#failed[@]})); then
+  echo "fuzz.sh: findings in: ${failed[*]}" >&2
+  exit 1
+fi

@@ -1,0 +1,229 @@
+#!/usr/bin/python3
+"""Writes the seed inputs of the fuzz corpora, tests/fuzz/corpus/<target>/seed-*: small
+valid files of each loader plus a few truncated or corrupted variants, which the fuzzers
+start from and the regression test (tests/fuzz_regression/) runs on every build. Also
+writes the reproducers of loader bugs found so far as crash-* in the corpora (fixed; they
+must keep loading or failing cleanly).
+
+Valid files come from fixq's own writers where fixq has one (tools/export_gru.py for float
+GRUs, `build/bin/fixq gru quantize` for quantized ones; build/ must be built) and from
+the format definitions otherwise; the .npy and safetensors goldens of tests/io/data are
+copied. The output is deterministic (fixed seeds); run from anywhere with Debian's
+/usr/bin/python3 (numpy, torch):
+  /usr/bin/python3 tests/fuzz/make_seeds.py
+Files named by libFuzzer (40 hex digits) are left alone; seed-* files are rewritten.
+"""
+import glob
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus")
+FIXQ = os.path.join(ROOT, "build", "bin", "fixq")
+
+
+def out(target, name, data, prefix="seed-", root=CORPUS):
+    d = os.path.join(root, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, prefix + name), "wb") as f:
+        f.write(data)
+
+
+def crash(target, name, data):
+    out(target, name, data, prefix="crash-")
+
+
+def nested(depth):
+    """A JSON value nested depth levels deep; 100000 levels overflowed the stack of the
+    ASan build in nlohmann's recursive dump() (the Release CLI segfaulted as well)."""
+    return "[" * depth + "]" * depth
+
+
+def variants(target, name, data):
+    """The file itself, cut short in its header and in its data, and with one byte
+    flipped in the middle: the commonest ways a file is damaged."""
+    out(target, name, data)
+    out(target, name + ".cut-head", data[: min(len(data) // 4, 40)])
+    out(target, name + ".cut-tail", data[:-3])
+    mid = len(data) // 2
+    out(target, name + ".flip", data[:mid] + bytes([data[mid] ^ 0x5A]) + data[mid + 1:])
+
+
+def safetensors_bytes(tensors, metadata=None):
+    """tensors: [(name, dtype, shape, raw bytes)], laid out in the given order."""
+    header, data = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def safetensors_bytes_raw(header_text):
+    """A file of the given header text and no data."""
+    text = header_text.encode()
+    return struct.pack("<Q", len(text)) + text
+
+
+def read_safetensors(data):
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    metadata = header.pop("__metadata__", None)
+    body = data[8 + n:]
+    tensors = [(k, v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
+               for k, v in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"])]
+    return tensors, metadata
+
+
+def with_dtype(data, dtype, np_dtype):
+    """A float model file rewritten with every tensor stored as dtype."""
+    tensors, metadata = read_safetensors(data)
+    conv = [(k, dtype, s, np.frombuffer(raw, "<f4").astype(np_dtype).tobytes()) for k, _, s, raw in tensors]
+    return safetensors_bytes(conv, metadata)
+
+
+def export_gru(tmp, name, *args):
+    path = os.path.join(tmp, name)
+    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "export_gru.py"), "--out", path, *args],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(path, "rb") as f:
+        return path, f.read()
+
+
+def quantize(tmp, model, calib, name, *args):
+    """A quantized model by `fixq gru quantize`, its parameters JSON made compact (fixq
+    writes it indented), and an all-8-bit config without its "bits" map (the same config),
+    which halves the file: smaller inputs fuzz faster and keep the corpus small."""
+    path = os.path.join(tmp, name)
+    subprocess.run([FIXQ, "gru", "quantize", "--model", model, "--calib", calib, "-o", path, *args],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(path, "rb") as f:
+        tensors, metadata = read_safetensors(f.read())
+    params = json.loads(metadata["params"])
+    if all(bits == 8 for bits in params["config"]["bits"].values()):
+        del params["config"]["bits"]
+    metadata["params"] = json.dumps(params, separators=(",", ":"))
+    return safetensors_bytes(tensors, metadata)
+
+
+def qgru_variant(data, edit):
+    """A quantized model whose parameters JSON (metadata "params") edit(params) changed;
+    edit may also return new JSON text."""
+    tensors, metadata = read_safetensors(data)
+    params = json.loads(metadata["params"])
+    text = edit(params)
+    metadata["params"] = text if text is not None else json.dumps(params, separators=(",", ":"))
+    return safetensors_bytes(tensors, metadata)
+
+
+def set_all(params, op, **fields):
+    for cell in params["cells"]:
+        cell[op].update(fields)
+
+
+def packed_bytes(fmt, shape, payload):
+    head = b"FIXQPK" + struct.pack("<H", 1) + struct.pack("<I", len(fmt)) + fmt.encode()
+    head += struct.pack("<I", len(shape)) + b"".join(struct.pack("<q", d) for d in shape)
+    return head + struct.pack("<Q", len(payload)) + payload
+
+
+def main():
+    if not os.access(FIXQ, os.X_OK):
+        sys.exit("make_seeds.py: %s is missing; build fixq first (scripts/setup.sh)" % FIXQ)
+    for f in glob.glob(os.path.join(CORPUS, "*", "seed-*")) + glob.glob(os.path.join(UNFIXED, "*", "*")):
+        os.remove(f)
+    data_dir = os.path.join(ROOT, "tests", "io", "data")
+    with tempfile.TemporaryDirectory() as tmp:
+        _, small = export_gru(tmp, "small.safetensors", "--input-size", "3", "--hidden-size", "4", "--seed", "1")
+        bidi_path, bidi = export_gru(tmp, "bidi.safetensors", "--input-size", "2", "--hidden-size", "2",
+                                     "--layers", "2", "--bidirectional", "--seed", "2")
+        _, nobias = export_gru(tmp, "nobias.safetensors", "--input-size", "2", "--hidden-size", "3", "--no-bias",
+                               "--seed", "3")
+        # Quantized seeds keep to the fewest weights: the fuzzers' inputs grow from them.
+        tiny_path, _ = export_gru(tmp, "tiny.safetensors", "--input-size", "2", "--hidden-size", "1", "--seed", "4")
+        tiny_bidi_path, _ = export_gru(tmp, "tiny-bidi.safetensors", "--input-size", "1", "--hidden-size", "1",
+                                       "--bidirectional", "--seed", "5")
+        tiny_2layer_path, _ = export_gru(tmp, "tiny-2layer.safetensors", "--input-size", "1", "--hidden-size", "1",
+                                         "--layers", "2", "--seed", "6")
+
+        # safetensors: every dtype, a scalar, an empty tensor, a foreign layout, a GRU.
+        for name in ("st_all_dtypes.safetensors", "st_foreign.safetensors"):
+            with open(os.path.join(data_dir, name), "rb") as f:
+                out("safetensors", name, f.read())
+        variants("safetensors", "gru.safetensors", small)
+        out("safetensors", "f64-beyond-float.safetensors",
+            safetensors_bytes([("x", "F64", [2], struct.pack("<2d", 1.0, 1e300))]))
+        out("safetensors", "empty-header.safetensors", safetensors_bytes([]))
+
+        # gru_float: as exported, other float dtypes, damaged, metadata disagreeing.
+        variants("gru_float", "small.safetensors", small)
+        out("gru_float", "bidi.safetensors", bidi)
+        out("gru_float", "nobias.safetensors", nobias)
+        out("gru_float", "small-f16.safetensors", with_dtype(small, "F16", "<f2"))
+        out("gru_float", "small-f64.safetensors", with_dtype(small, "F64", "<f8"))
+        tensors, metadata = read_safetensors(small)
+        out("gru_float", "small-wrong-meta.safetensors", safetensors_bytes(tensors, dict(metadata, hidden_size="5")))
+
+        # qgru: int8 / int16, shifts / multipliers, bidirectional, two layers.
+        def calib(name, c):
+            path = os.path.join(tmp, name)
+            np.save(path, np.random.default_rng(c).standard_normal((6, 2, c)).astype("<f4"))
+            return path
+        calib1, calib2 = calib("c1.npy", 1), calib("c2.npy", 2)
+        int8 = quantize(tmp, tiny_path, calib2, "a.fixq", "--config", "int8")
+        variants("qgru", "int8-pow2.fixq", int8)
+        out("qgru", "int16-multiplier.fixq",
+            quantize(tmp, tiny_path, calib2, "b.fixq", "--config", "int16", "--scales", "multiplier"))
+        out("qgru", "bidi-int8.fixq", quantize(tmp, tiny_bidi_path, calib1, "c.fixq", "--config", "int8"))
+        out("qgru", "2layer-int8.fixq", quantize(tmp, tiny_2layer_path, calib1, "d.fixq", "--config", "int8"))
+
+        # Fixed bugs. safetensors: JSON nested 100000 deep in a shape overflowed the stack.
+        crash("safetensors", "deep-shape.safetensors", safetensors_bytes_raw(
+            '{"a":{"dtype":"F32","shape":%s,"data_offsets":[0,0]}}' % nested(100000)))
+        # qgru: nlohmann's type_error escaped for fields of the wrong type; numbers out of
+        # int range were cast (undefined); nesting in "config" overflowed the stack.
+        def put(**kv):
+            return lambda p: p.update(kv)
+        def put_config(**kv):
+            return lambda p: p["config"].update(kv)
+        crash("qgru", "params-version-string.fixq", qgru_variant(int8, put(version="1")))
+        crash("qgru", "params-version-1e300.fixq", qgru_variant(int8, put(version=1e300)))
+        crash("qgru", "config-version-string.fixq", qgru_variant(int8, put_config(version="1")))
+        crash("qgru", "config-scales-number.fixq", qgru_variant(int8, put_config(scales=5)))
+        crash("qgru", "config-version-1e300.fixq", qgru_variant(int8, put_config(version=1e300)))
+        crash("qgru", "zero-point-1e300.fixq", qgru_variant(int8, lambda p: set_all(p, "x", zero_point=[1e300])))
+        crash("qgru", "config-deep.fixq", qgru_variant(int8, lambda p: json.dumps(p, separators=(",", ":")).replace(
+            '"config":{', '"config":{"deep":%s,' % nested(100000), 1)))
+
+        # Undefined behaviour UBSan reported: a z_out scale of 2^-100 made build_plan cast
+        # 2^100 to int32 (src/gru/q_build.cpp); exponent INT32_MIN was negated in
+        # QuantParams::validate (src/quant/scheme.cpp).
+        crash("qgru", "z-out-scale-tiny.fixq",
+              qgru_variant(int8, lambda p: set_all(p, "z_out", scale=[2.0 ** -100], exponent=[100])))
+        crash("qgru", "exponent-int32-min.fixq", qgru_variant(int8, lambda p: set_all(p, "x", exponent=[-2 ** 31])))
+
+        # packed: a payload with and without a shape.
+        variants("packed", "q8.bin", packed_bytes("q8_0", [2, 32], bytes(range(68))))
+        out("packed", "scalar.bin", packed_bytes("float8_e4m3", [], b"\x38"))
+        out("packed", "empty.bin", packed_bytes("mxfp4", [0, 4], b""))
+
+        # npy: numpy's own files (tests/io/data), and a damaged one.
+        for path in sorted(glob.glob(os.path.join(data_dir, "*.npy"))):
+            with open(path, "rb") as f:
+                out("npy", os.path.basename(path), f.read())
+        with open(os.path.join(data_dir, "f4_2x3.npy"), "rb") as f:
+            variants("npy", "f4_2x3-damaged.npy", f.read())
+
+
+if __name__ == "__main__":
+    main()
