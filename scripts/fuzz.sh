@@ -26,20 +26,8 @@ targets=("$@")
 #                                default clang, and llvm-symbolizer for readable stacks
 #   cmake ... libdnnl-dev        what configuring fixq needs (as scripts/setup.sh)
 packages=(clang libclang-rt-dev llvm cmake ninja-build libgtest-dev libcli11-dev nlohmann-json3-dev libdnnl-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "fuzz.sh: missing Debian packages: ${missing[*]}; run this script as root to install them" >&2
-    exit 1
-  fi
-  echo "fuzz.sh: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+source scripts/install_missing.sh  # the scripts run from the repository root
+install_missing fuzz.sh "${packages[@]}"
 
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIXQ_FUZZ=ON \
   -DFIXQ_BUILD_BENCH=OFF >/dev/null

@@ -17,20 +17,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
           python3-numpy python3-torch libopenblas-dev libdnnl-dev)
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "setup: missing Debian packages: ${missing[*]}; run this script as root to install them" >&2
-    exit 1
-  fi
-  echo "setup: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+source scripts/install_missing.sh  # the scripts run from the repository root
+install_missing setup "${packages[@]}"
 
 build_dir=${FIXQ_BUILD_DIR:-build}
 # shellcheck disable=SC2086
