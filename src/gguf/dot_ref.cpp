@@ -118,30 +118,33 @@ float dot_q8_0_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks
   return sumf;
 }
 
-float dot_iq4_nl_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+namespace {
+
+// IQ4_NL and MXFP4 blocks: 4-bit indices into a 16-value table, q4_0's nibble layout,
+// one scale per block (fp16 for IQ4_NL, E8M0 for MXFP4). ggml's evaluation order:
+// d_y * d_x * sumi, left to right.
+template <class Block, class Scale>
+float dot_table_q8_0(const std::byte* x, const std::byte* y, int64_t n_blocks, const int8_t* table, Scale scale) {
   float sumf = 0.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockIq4Nl), y += sizeof(BlockQ8_0)) {
-    const auto bx = load_block<BlockIq4Nl>(x);
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(Block), y += sizeof(BlockQ8_0)) {
+    const auto bx = load_block<Block>(x);
     const auto by = load_block<BlockQ8_0>(y);
     int sumi = 0;
     for (int j = 0; j < kQK / 2; ++j)
-      sumi += by.qs[j] * kIq4nlValues[bx.qs[j] & 0xF] + by.qs[j + kQK / 2] * kIq4nlValues[bx.qs[j] >> 4];
-    sumf += fp16_to_fp32(by.d) * fp16_to_fp32(bx.d) * to_f32(sumi);
+      sumi += by.qs[j] * table[bx.qs[j] & 0xF] + by.qs[j + kQK / 2] * table[bx.qs[j] >> 4];
+    sumf += fp16_to_fp32(by.d) * scale(bx) * to_f32(sumi);
   }
   return sumf;
 }
 
+}  // namespace
+
+float dot_iq4_nl_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  return dot_table_q8_0<BlockIq4Nl>(x, y, n_blocks, kIq4nlValues, [](const BlockIq4Nl& b) { return fp16_to_fp32(b.d); });
+}
+
 float dot_mxfp4_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  float sumf = 0.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockMxfp4), y += sizeof(BlockQ8_0)) {
-    const auto bx = load_block<BlockMxfp4>(x);
-    const auto by = load_block<BlockQ8_0>(y);
-    int sumi = 0;
-    for (int j = 0; j < kQK / 2; ++j)
-      sumi += by.qs[j] * kMxfp4Values[bx.qs[j] & 0xF] + by.qs[j + kQK / 2] * kMxfp4Values[bx.qs[j] >> 4];
-    sumf += fp16_to_fp32(by.d) * e8m0_half(bx.e) * to_f32(sumi);
-  }
-  return sumf;
+  return dot_table_q8_0<BlockMxfp4>(x, y, n_blocks, kMxfp4Values, [](const BlockMxfp4& b) { return e8m0_half(b.e); });
 }
 
 float dot_q2_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {

@@ -142,40 +142,35 @@ double ErrorStats::quantile(double q) const {
   return static_cast<double>(k + 1) * kHistogramRange / kHistogramBuckets;
 }
 
-double rmse(const float* reference, const float* approx, std::size_t n) {
+// The accumulator over one whole pair of arrays, behind the shorthands below.
+static ErrorStats stats_of(const float* reference, const float* approx, std::size_t n) {
   ErrorStats s;
   s.add(reference, approx, n);
-  return s.rmse();
+  return s;
+}
+
+double rmse(const float* reference, const float* approx, std::size_t n) {
+  return stats_of(reference, approx, n).rmse();
 }
 
 double nmse(const float* reference, const float* approx, std::size_t n) {
-  ErrorStats s;
-  s.add(reference, approx, n);
-  return s.nmse();
+  return stats_of(reference, approx, n).nmse();
 }
 
 double mae(const float* reference, const float* approx, std::size_t n) {
-  ErrorStats s;
-  s.add(reference, approx, n);
-  return s.mae();
+  return stats_of(reference, approx, n).mae();
 }
 
 double maxerr(const float* reference, const float* approx, std::size_t n) {
-  ErrorStats s;
-  s.add(reference, approx, n);
-  return s.maxerr();
+  return stats_of(reference, approx, n).maxerr();
 }
 
 double cosine(const float* reference, const float* approx, std::size_t n) {
-  ErrorStats s;
-  s.add(reference, approx, n);
-  return s.cosine();
+  return stats_of(reference, approx, n).cosine();
 }
 
 double sqnr_db(const float* reference, const float* approx, std::size_t n) {
-  ErrorStats s;
-  s.add(reference, approx, n);
-  return s.sqnr_db();
+  return stats_of(reference, approx, n).sqnr_db();
 }
 
 }  // namespace fixq
