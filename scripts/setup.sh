@@ -14,8 +14,10 @@ cd "$(dirname "$0")/.."
 #   python3-numpy python3-torch        Debian's /usr/bin/python3: golden files, tools/export_gru.py,
 #                                      and the tests that compare the GRU with torch.nn.GRU
 #   libopenblas-dev libdnnl-dev        the peers benchmarks are measured against (sgemm, oneDNN)
+#   pybind11-dev python3-pytest        the Python module `fixq` (build/python) and its tests
+#   chromium                           the test that renders `fixq gru eval --report` pages headless
 packages=(build-essential cmake ninja-build libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-          python3-numpy python3-torch libopenblas-dev libdnnl-dev)
+          python3-numpy python3-torch libopenblas-dev libdnnl-dev pybind11-dev python3-pytest chromium)
 
 source scripts/install_missing.sh  # the scripts run from the repository root
 install_missing setup "${packages[@]}"

@@ -34,6 +34,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -111,9 +112,15 @@ class ActivationLut {
   enum class Fn { Sigmoid, Tanh };
   static ActivationLut build(Fn fn, const QuantParams& in, const QuantParams& out);
   int32_t operator()(int32_t q) const;  // integer only
-  // Table layout, for documentation and tests.
+  // Table layout, for documentation, tests and the vectorised GRU step, which evaluates
+  // the same formula as operator() lane by lane.
   int shift() const { return shift_; }
   size_t entries() const { return table_.size(); }
+  bool direct() const { return shift_ == 0 && frac_bits_ == 0; }  // table_[q - qmin], no interpolation
+  int frac_bits() const { return frac_bits_; }
+  int32_t input_min() const { return qmin_; }
+  IntRange output_range() const { return {out_min_, out_max_}; }
+  std::span<const int32_t> table() const { return table_; }
 
  private:
   int32_t qmin_ = 0;
@@ -136,6 +143,10 @@ class QuantizedGru {
   int64_t hidden_size() const;
   int num_layers() const;
   bool bidirectional() const;
+  // Per cell ([layer * directions + direction]): whether it runs the vectorised loop on
+  // this CPU. Both loops compute the same integers; a cell stays on the reference loop
+  // when its parameters could take an intermediate outside the vector lanes' int32.
+  std::vector<bool> vectorized_cells() const;
 
   // Quantizes x with the first layer's x parameters, runs the integer loop, dequantizes
   // the top layer's h. Same tensor conventions and options as gru_forward (the tap is not

@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "fixq/error.h"
-#include "gru/q_plan.h"
+#include "gru/q_fast.h"
 
 namespace fixq::gru_detail {
 
@@ -112,6 +112,7 @@ CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_
   c.q_r = std::move(q_r);
   c.q_bx = std::move(q_bx);
   c.q_br = std::move(q_br);
+  if (std::optional<FastPlan> fast = build_fast_plan(c)) c.fast = std::make_shared<const FastPlan>(std::move(*fast));
   return c;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "gru/q_model.h"
 
@@ -91,6 +92,12 @@ int64_t QuantizedGru::input_size() const { return impl_->input_size; }
 int64_t QuantizedGru::hidden_size() const { return impl_->hidden_size; }
 int QuantizedGru::num_layers() const { return impl_->num_layers; }
 bool QuantizedGru::bidirectional() const { return impl_->bidirectional; }
+
+std::vector<bool> QuantizedGru::vectorized_cells() const {
+  std::vector<bool> v;
+  for (const CellPlan& p : impl_->plans) v.push_back(p.fast != nullptr && active_isa() != Isa::Scalar);
+  return v;
+}
 
 std::vector<char> QuantizedGru::Impl::quantize_input(const float* x, int64_t n) const {
   return quantize_to(x, n, params.cells[0][GruOp::X], plans[0].x.storage);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "fixq/arith.h"
@@ -17,6 +18,8 @@ struct OpQ {
   IntRange range;
   IntType storage = IntType::S8;  // s8 for 8 bits, s16 for 16
 };
+
+struct FastPlan;  // q_fast.h
 
 struct CellPlan {
   int64_t input_size = 0;
@@ -35,6 +38,9 @@ struct CellPlan {
   int32_t q_one = 0;                                    // round(1 / S_z_out) + Z_z_out
 
   ActivationLut sig_z, sig_r, tanh_g;
+
+  // The vectorised loop's plan (q_fast.h); null when its int32 lanes could not be exact.
+  std::shared_ptr<const FastPlan> fast;
 };
 
 // Builds the plan of one cell from its integer weights and parameters.
@@ -42,7 +48,9 @@ CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_
                     std::vector<int32_t> q_w, std::vector<int32_t> q_r, std::vector<int32_t> q_bx,
                     std::vector<int32_t> q_br);
 
-// The integer time loop of one cell (q_step_intonly.cpp, no float code):
+// The integer time loop of one cell: the fast path (q_fast_loop.cpp) when the CPU has
+// AVX2 and the cell has a fast plan, else the reference (q_step_intonly.cpp, no float
+// code); both compute the same integers.
 //   q_x    [T, B, C] the layer input in this cell's x parameters (storage x.storage)
 //   q_h    [B, H] initial state in h's parameters (updated in place)
 //   q_y    [T, B, H] written for every real step, padding untouched (storage h.storage)
@@ -50,5 +58,7 @@ CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_
 //   last real step back to 0.
 void run_cell(const CellPlan& plan, const void* q_x, int64_t steps, int64_t batch, const std::vector<int64_t>& lengths,
               bool reverse, void* q_h, void* q_y);
+void run_cell_reference(const CellPlan& plan, const void* q_x, int64_t steps, int64_t batch,
+                        const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
 
 }  // namespace fixq::gru_detail

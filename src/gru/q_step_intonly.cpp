@@ -78,8 +78,8 @@ int32_t update_unit(const CellPlan& p, int64_t j, const void* wx, const void* rh
 
 }  // namespace
 
-void run_cell(const CellPlan& p, const void* q_x, int64_t steps, int64_t batch, const std::vector<int64_t>& lengths,
-              bool reverse, void* q_h, void* q_y) {
+void run_cell_reference(const CellPlan& p, const void* q_x, int64_t steps, int64_t batch,
+                        const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
   const int64_t H = p.hidden_size, C = p.input_size, H3 = 3 * H;
   // Wx for every step at once (seed Step 1), compensated for x's zero point.
   std::vector<char> wx(static_cast<size_t>(steps * batch * H3) * bytes(p.wx.storage));

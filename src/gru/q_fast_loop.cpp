@@ -1,0 +1,101 @@
+// The time loop of the fast path: the same order of work as run_cell_reference
+// (q_step_intonly.cpp): Wx for every step in one GEMM, then per step the recurrent GEMM of
+// the whole batch and the vectorised unit update. Accumulators stay raw (int32 or int64)
+// and are requantized by the AVX2 kernels instead of the GEMM's scalar epilogue.
+#include <algorithm>
+#include <cstring>
+
+#include "gemm/driver.h"
+#include "gemm/kernels.h"
+#include "gru/q_fast.h"
+
+namespace fixq::gru_detail {
+
+namespace {
+
+// Rows of Wx computed per GEMM call: the accumulators of one chunk stay a few MB.
+constexpr int64_t kChunkRows = 256;
+
+int32_t load_state(const void* base, IntType t, int64_t i) {
+  if (t == IntType::S16) {
+    int16_t v;
+    std::memcpy(&v, static_cast<const int16_t*>(base) + i, sizeof v);
+    return v;
+  }
+  return static_cast<const int8_t*>(base)[i];
+}
+
+void store_state(void* base, IntType t, int64_t i, int32_t v) {
+  if (t == IntType::S16) {
+    const auto s = static_cast<int16_t>(v);
+    std::memcpy(static_cast<int16_t*>(base) + i, &s, sizeof s);
+  } else {
+    static_cast<int8_t*>(base)[i] = static_cast<int8_t>(v);
+  }
+}
+
+// Requantized rows [rows, 3 * hp] of a * b^T: chunks of raw accumulators (ldc 3H + 8, the
+// padding columns zero) handed to the AVX2 requantization.
+struct Scratch {
+  std::vector<int32_t> acc32;
+  std::vector<int64_t> acc64;
+};
+
+void requantized_product(const MatrixView& a, const PackedB& b, bool acc64, const RequantRows& r, int64_t H,
+                         int64_t hp, int32_t* out, Scratch& scratch) {
+  const int64_t ldc = 3 * H + 8;
+  const int64_t chunk = std::min(a.rows, kChunkRows);
+  // Grown, never shrunk: the padding columns, never written by the GEMM, stay zero.
+  std::vector<int32_t>& acc32 = scratch.acc32;
+  std::vector<int64_t>& acc64v = scratch.acc64;
+  const auto need = static_cast<size_t>(chunk * ldc);
+  if (acc64 && acc64v.size() < need) acc64v.resize(need, 0);
+  if (!acc64 && acc32.size() < need) acc32.resize(need, 0);
+  const auto elem = static_cast<int64_t>(int_type_bytes(a.type));
+  for (int64_t r0 = 0; r0 < a.rows; r0 += chunk) {
+    const int64_t rows = std::min(chunk, a.rows - r0);
+    const MatrixView part{a.type, static_cast<const char*>(a.data) + r0 * a.stride * elem, rows, a.cols, a.stride};
+    if (acc64) gemm_detail::accumulate(part, b, acc64v.data(), ldc);
+    else gemm_detail::accumulate(part, b, acc32.data(), ldc);
+    for (int64_t i = 0; i < rows; ++i) {
+      int32_t* dst = out + (r0 + i) * 3 * hp;
+      if (acc64) avx2::requant_rows_s64(r, H, hp, acc64v.data() + i * ldc, dst);
+      else avx2::requant_rows_s32(r, H, hp, acc32.data() + i * ldc, dst);
+    }
+  }
+}
+
+}  // namespace
+
+void run_cell_fast(const CellPlan& p, const FastPlan& f, const void* q_x, int64_t steps, int64_t batch,
+                   const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
+  const int64_t H = p.hidden_size, C = p.input_size, hp = f.hp;
+  std::vector<int32_t> wx(static_cast<size_t>(steps * batch * 3 * hp));
+  Scratch scratch;
+  if (steps * batch > 0)
+    requantized_product(MatrixView{p.x.storage, q_x, steps * batch, C, C}, p.w, f.acc64_x, f.wx, H, hp, wx.data(),
+                        scratch);
+  std::vector<int32_t> rh(static_cast<size_t>(batch * 3 * hp));
+  std::vector<int32_t> h32(static_cast<size_t>(batch * hp), 0), hn(static_cast<size_t>(batch * hp), 0);
+  auto length = [&](int64_t b) { return lengths.empty() ? steps : lengths[static_cast<size_t>(b)]; };
+
+  for (int64_t i = 0; i < steps; ++i) {
+    requantized_product(MatrixView{p.h.storage, q_h, batch, H, H}, p.r, f.acc64_h, f.rh, H, hp, rh.data(), scratch);
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t len = length(b);
+      if (i >= len) continue;  // padding: not computed, output untouched
+      const int64_t t = reverse ? len - 1 - i : i;
+      int32_t* hb = h32.data() + b * hp;
+      for (int64_t j = 0; j < H; ++j) hb[j] = load_state(q_h, p.h.storage, b * H + j);
+      avx2::update_units(p, f, wx.data() + (t * batch + b) * 3 * hp, rh.data() + b * 3 * hp, hb, hn.data() + b * hp);
+      for (int64_t j = 0; j < H; ++j) store_state(q_y, p.h.storage, (t * batch + b) * H + j, hn[static_cast<size_t>(b * hp + j)]);
+    }
+    // Commit the new states only after the whole batch read the old ones (Rh used them).
+    for (int64_t b = 0; b < batch; ++b) {
+      if (i >= length(b)) continue;
+      for (int64_t j = 0; j < H; ++j) store_state(q_h, p.h.storage, b * H + j, hn[static_cast<size_t>(b * hp + j)]);
+    }
+  }
+}
+
+}  // namespace fixq::gru_detail
