@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gru/q_plan.h"
+#include "gru/q_s8_gemm.h"
 
 namespace fixq::gru_detail {
 
@@ -46,6 +47,9 @@ struct FastPlan {
   bool acc64_h = false;
   int64_t hp = 0;        // hidden size rounded up to whole vectors of 8 lanes
   RequantRows wx, rh;    // [3H + 8] rows (the last 8 are benign padding)
+  // int8 x int8 products run on the vpmaddubsw kernel (q_s8_gemm.h): W when x is int8,
+  // R when h is int8; else the general GEMM.
+  std::optional<S8Weights> w8, r8;
   // The per-tensor scales of the unit update, in the order of q_step_intonly.cpp.
   LaneScale wx_to_z, rh_to_z, wx_to_r, rh_to_r, rh_to_rhab, wx_to_g, rrh_to_g, rrh_mul, old_mul, new_mul, old_to_h,
       new_to_h;

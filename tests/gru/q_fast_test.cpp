@@ -12,6 +12,7 @@
 
 #include "fixq/cpu.h"
 #include "fixq/qgru.h"
+#include "gru/q_s8_gemm.h"
 #include "support/expect.h"
 
 namespace fixq {
@@ -144,3 +145,45 @@ TEST(FastLoop, StreamEqualsReference) {
 
 }  // namespace
 }  // namespace fixq
+
+namespace fixq::gru_detail {
+namespace {
+
+// The int8 x int8 kernel (vpmaddubsw on |x| and sign-adjusted weights) against a plain
+// int64 sum: ragged shapes, weights of -128 (the correction list) and activations of -128
+// (|x| = 128, the largest pair 2 * 128 * 127 that must not saturate).
+TEST(S8Gemm, EqualsPlainSumsOnRaggedShapesAndExtremes) {
+  std::mt19937 rng(11);
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{1, 1}, {7, 3}, {8, 4}, {17, 33}, {48, 64}, {75, 130}, {24, 2051}}) {
+    for (int extreme = 0; extreme < 2; ++extreme) {
+      std::uniform_int_distribution<int> d(-128, 127), coin(0, 3);
+      std::vector<int32_t> w(static_cast<size_t>(n * k));
+      for (int32_t& v : w) v = extreme && coin(rng) != 0 ? -128 : d(rng);
+      const S8Weights packed = S8Weights::pack(w, n, k);
+      for (int64_t rows : {1, 2, 3, 4, 5, 9}) {
+        std::vector<int8_t> x(static_cast<size_t>(rows * packed.k4), 0);
+        for (int64_t m = 0; m < rows; ++m)
+          for (int64_t c = 0; c < k; ++c)
+            x[static_cast<size_t>(m * packed.k4 + c)] = static_cast<int8_t>(extreme ? (coin(rng) ? -128 : 127) : d(rng));
+        const int64_t ldc = n + 3;
+        std::vector<int32_t> ref(static_cast<size_t>(rows * ldc), -1), fast = ref;
+        s8_gemm_scalar(packed, x.data(), packed.k4, rows, ref.data(), ldc);
+        if (active_isa() != Isa::Scalar) s8_gemm_avx2(packed, x.data(), packed.k4, rows, fast.data(), ldc);
+        for (int64_t m = 0; m < rows; ++m)
+          for (int64_t r = 0; r < n; ++r) {
+            int64_t s = 0;
+            for (int64_t c = 0; c < k; ++c) s += int64_t{x[static_cast<size_t>(m * packed.k4 + c)]} * w[static_cast<size_t>(r * k + c)];
+            ASSERT_EQ(ref[static_cast<size_t>(m * ldc + r)], s) << "scalar n=" << n << " k=" << k << " m=" << m << " r=" << r;
+            if (active_isa() != Isa::Scalar)
+              ASSERT_EQ(fast[static_cast<size_t>(m * ldc + r)], s) << "avx2 n=" << n << " k=" << k << " m=" << m << " r=" << r;
+          }
+        // Columns past N are not written.
+        for (int64_t m = 0; m < rows; ++m)
+          for (int64_t r = n; r < ldc; ++r) ASSERT_EQ(fast[static_cast<size_t>(m * ldc + r)], -1);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fixq::gru_detail
