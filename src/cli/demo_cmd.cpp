@@ -2,7 +2,7 @@
 // language model trained on Debian's license texts, data/charlm) to integer-only GRUs,
 // scores float and fixed point on held-out text in bits per character, times them, lets
 // the int8 model write, and shows what each weight scheme costs.
-#include <chrono>
+#include <nlohmann/json.hpp>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,16 +10,16 @@
 #include "cli/charlm.h"
 #include "cli/commands.h"
 #include "cli/fake_quant.h"
+#include "cli/timing.h"
 #include "fixq/cpu.h"
 #include "fixq/error.h"
+#include "fixq/gemm.h"
 #include "fixq/metrics.h"
 #include "fixq/qgru.h"
 
 namespace fixq::cli {
 
 namespace {
-
-using clock_type = std::chrono::steady_clock;
 
 // Calibration: the calibration text cut into `batch` parallel sequences.
 GruQuantParams calibrate(const CharLm& lm, const std::vector<uint8_t>& ids, const GruQuantConfig& cfg, CalibMethod m) {
@@ -45,6 +45,40 @@ struct Row {
 void print_row(const Row& r, double float_bpc) {
   std::printf("  %-12s %-11s %-11s %8.4f %+9.2f%% %10.6f %9.2f\n", r.name.c_str(), r.scales.c_str(), r.method.c_str(), r.bpc,
               100.0 * (r.bpc - float_bpc) / float_bpc, r.cosine, r.us_per_step);
+}
+
+// What a PyTorch user would otherwise pick: torch's own float GRU and its dynamic int8
+// quantization, scored by tools/charlm_torch_int8.py with the same protocol (it checks that
+// its float bpc matches ours). Skipped with a note when Debian's torch is not there.
+void torch_rows(const std::string& dir, double float_bpc) {
+  const std::string script = std::string(FIXQ_SOURCE_DIR) + "/tools/charlm_torch_int8.py";
+  const std::string cmd = "/usr/bin/python3 '" + script + "' --repeats 3 --data '" + dir + "' 2>&1";
+  std::string text;
+  if (FILE* pipe = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
+    if (pclose(pipe) != 0) text = "error: " + text;
+  }
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    for (const auto& r : j.at("rows")) {
+      const std::string engine = r.at("engine").is_null() ? "-" : r.at("engine").get<std::string>();
+      if (r.contains("error")) {
+        std::printf("  %-21s %-11s %s\n", r.at("name").get<std::string>().c_str(), engine.c_str(),
+                    r.at("error").get<std::string>().c_str());
+        continue;
+      }
+      std::string name = r.at("name").get<std::string>();
+      if (name == "torch dynamic int8") name = "torch int8";  // dynamic: weights int8, activations float
+      print_row({name, engine == "-" ? "-" : "dynamic", engine, r.at("bpc").get<double>(), r.at("cosine").get<double>(),
+                 r.at("us_per_step").get<double>()},
+                float_bpc);
+    }
+  } catch (const std::exception&) {
+    const std::string first = text.substr(0, text.find('\n'));
+    std::printf("  (PyTorch rows skipped: %s)\n", first.empty() ? "no output from /usr/bin/python3" : first.c_str());
+  }
 }
 
 void weights_table(const std::string& name, const std::vector<float>& w, const Shape& shape) {
@@ -73,6 +107,7 @@ void weights_table(const std::string& name, const std::vector<float>& w, const S
 }
 
 void run(const std::string& dir) {
+  set_gemm_threads(1);  // the table compares single-thread speeds
   const CharLm lm = CharLm::load(dir);
   const std::vector<uint8_t> calib = load_ids(dir + "/calib_ids.npy");
   const std::vector<uint8_t> held = load_ids(dir + "/heldout_ids.npy");
@@ -84,14 +119,13 @@ void run(const std::string& dir) {
   std::printf("  task:  next-character prediction on %lld held-out characters, bits per character (lower is better);\n"
               "         calibration on %zu other characters; cosine of the GRU output against float32\n",
               static_cast<long long>(T), calib.size());
-  std::printf("  kernels: %s, 1 thread; us/step = one GRU step over the held-out sequence (batch 1)\n\n",
+  std::printf("  kernels: %s, 1 thread; us/step = one GRU step over the held-out sequence (batch 1, median of 3)\n\n",
               to_string(active_isa()).c_str());
 
   const std::vector<float> x = lm.embed_ids(held);
   const Shape xs{T, 1, lm.embed};
-  auto t0 = clock_type::now();
-  const GruOutput f = gru_forward(lm.gru, x.data(), xs);
-  const double float_us = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count() / static_cast<double>(T);
+  GruOutput f;
+  const double float_us = 1e6 * median_seconds_per_call([&] { f = gru_forward(lm.gru, x.data(), xs); }, 3) / static_cast<double>(T);
   const double float_bpc = lm.bits_per_char(f.y, held);
   std::printf("  %-12s %-11s %-11s %8s %10s %10s %9s\n", "model", "scales", "calibration", "bpc", "vs float", "cosine", "us/step");
   print_row({"float32", "-", "-", float_bpc, 1.0, float_us}, float_bpc);
@@ -116,14 +150,14 @@ void run(const std::string& dir) {
   for (const Config& c : configs) {
     const GruQuantConfig cfg = c.sixteen ? GruQuantConfig::int16(c.kind) : GruQuantConfig::int8(c.kind);
     models.emplace_back(lm.gru, calibrate(lm, calib, cfg, c.method));
-    t0 = clock_type::now();
-    const GruOutput q = models.back().forward(x.data(), xs);
-    const double us = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count() / static_cast<double>(T);
+    GruOutput q;
+    const double us = 1e6 * median_seconds_per_call([&] { q = models.back().forward(x.data(), xs); }, 3) / static_cast<double>(T);
     print_row({c.name, c.kind == ScaleKind::PowerOfTwo ? "pow2" : "multiplier", to_string(c.method), lm.bits_per_char(q.y, held),
                cosine(f.y.data(), q.y.data(), f.y.size()), us},
               float_bpc);
     if (!c.sixteen && c.kind == ScaleKind::PowerOfTwo && c.method == CalibMethod::Mse) sampler = &models.back();
   }
+  torch_rows(dir, float_bpc);
 
   // The int8 model writes: the prompt, then one character at a time through the
   // streaming API, the state staying integer between characters.
