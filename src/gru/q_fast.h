@@ -72,6 +72,10 @@ namespace avx2 {
 // 3H read the padding of acc and rows, whose results are ignored).
 void requant_rows_s32(const RequantRows& r, int64_t H, int64_t hp, const int32_t* acc, int32_t* out);
 void requant_rows_s64(const RequantRows& r, int64_t H, int64_t hp, const int64_t* acc, int32_t* out);
+// State rows between their storage (int8 / int16) and int32 lanes; narrow expects values
+// inside the storage type (they are saturated to h's range).
+void widen(const void* q, IntType t, int64_t n, int32_t* out);
+void narrow(const int32_t* v, int64_t n, IntType t, void* out);
 // The unit update of q_step_intonly.cpp for units [0, hp): wx, rh [3 * hp], h [hp] -> h_new [hp].
 void update_units(const CellPlan& plan, const FastPlan& fast, const int32_t* wx, const int32_t* rh, const int32_t* h,
                   int32_t* h_new);

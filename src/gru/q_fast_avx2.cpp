@@ -251,6 +251,33 @@ void requant_rows_s64(const RequantRows& r, int64_t H, int64_t hp, const int64_t
   else requant_rows<false>(r, H, hp, out, v);
 }
 
+void widen(const void* q, IntType t, int64_t n, int32_t* out) {
+  int64_t j = 0;
+  if (t == IntType::S16) {
+    const auto* s = static_cast<const int16_t*>(q);
+    for (; j + 8 <= n; j += 8) store(out + j, _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + j))));
+    for (; j < n; ++j) out[j] = s[j];
+  } else {
+    const auto* s = static_cast<const int8_t*>(q);
+    for (; j + 8 <= n; j += 8) store(out + j, _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + j))));
+    for (; j < n; ++j) out[j] = s[j];
+  }
+}
+
+void narrow(const int32_t* v, int64_t n, IntType t, void* out) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const V x = load(v + j);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));  // in range: exact
+    if (t == IntType::S16) _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<int16_t*>(out) + j), w);
+    else _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<int8_t*>(out) + j), _mm_packs_epi16(w, w));
+  }
+  for (; j < n; ++j) {
+    if (t == IntType::S16) static_cast<int16_t*>(out)[j] = static_cast<int16_t>(v[j]);
+    else static_cast<int8_t*>(out)[j] = static_cast<int8_t>(v[j]);
+  }
+}
+
 void update_units(const CellPlan& plan, const FastPlan& fast, const int32_t* wx, const int32_t* rh, const int32_t* h,
                   int32_t* h_new) {
   if (fast.pow2) update<true>(plan, fast, wx, rh, h, h_new);

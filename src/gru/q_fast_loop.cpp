@@ -17,26 +17,6 @@ namespace {
 // Rows of Wx computed per GEMM call: the accumulators of one chunk stay a few MB.
 constexpr int64_t kChunkRows = 256;
 
-int32_t load_state(const void* base, IntType t, int64_t i) {
-  if (t == IntType::S16) {
-    int16_t v;
-    std::memcpy(&v, static_cast<const int16_t*>(base) + i, sizeof v);
-    return v;
-  }
-  return static_cast<const int8_t*>(base)[i];
-}
-
-void store_state(void* base, IntType t, int64_t i, int32_t v) {
-  if (t == IntType::S16) {
-    const auto s = static_cast<int16_t>(v);
-    std::memcpy(static_cast<int16_t*>(base) + i, &s, sizeof s);
-  } else {
-    static_cast<int8_t*>(base)[i] = static_cast<int8_t>(v);
-  }
-}
-
-// Requantized rows [rows, 3 * hp] of a * b^T: chunks of raw accumulators (ldc 3H + 8, the
-// padding columns zero) handed to the AVX2 requantization.
 // v.size() >= n, never shrinking (new elements 0).
 template <class T>
 void grow(std::vector<T>& v, size_t n) {
@@ -107,6 +87,7 @@ void run_cell_fast(const CellPlan& p, const FastPlan& f, const void* q_x, int64_
   grow(h32, static_cast<size_t>(batch * hp));  // lanes past H feed only ignored units
   grow(hn, static_cast<size_t>(batch * hp));
   auto length = [&](int64_t b) { return lengths.empty() ? steps : lengths[static_cast<size_t>(b)]; };
+  const int64_t hbytes = int_type_bytes(p.h.storage);
 
   for (int64_t i = 0; i < steps; ++i) {
     requantized_product(MatrixView{p.h.storage, q_h, batch, H, H}, p.r, f.r8 ? &*f.r8 : nullptr, f.acc64_h, f.rh, H, hp, rh.data(), scratch);
@@ -115,14 +96,14 @@ void run_cell_fast(const CellPlan& p, const FastPlan& f, const void* q_x, int64_
       if (i >= len) continue;  // padding: not computed, output untouched
       const int64_t t = reverse ? len - 1 - i : i;
       int32_t* hb = h32.data() + b * hp;
-      for (int64_t j = 0; j < H; ++j) hb[j] = load_state(q_h, p.h.storage, b * H + j);
+      avx2::widen(static_cast<const char*>(q_h) + b * H * hbytes, p.h.storage, H, hb);
       avx2::update_units(p, f, wx.data() + (t * batch + b) * 3 * hp, rh.data() + b * 3 * hp, hb, hn.data() + b * hp);
-      for (int64_t j = 0; j < H; ++j) store_state(q_y, p.h.storage, (t * batch + b) * H + j, hn[static_cast<size_t>(b * hp + j)]);
+      avx2::narrow(hn.data() + b * hp, H, p.h.storage, static_cast<char*>(q_y) + (t * batch + b) * H * hbytes);
     }
     // Commit the new states only after the whole batch read the old ones (Rh used them).
     for (int64_t b = 0; b < batch; ++b) {
       if (i >= length(b)) continue;
-      for (int64_t j = 0; j < H; ++j) store_state(q_h, p.h.storage, b * H + j, hn[static_cast<size_t>(b * hp + j)]);
+      avx2::narrow(hn.data() + b * hp, H, p.h.storage, static_cast<char*>(q_h) + b * H * hbytes);
     }
   }
 }

@@ -199,13 +199,17 @@ GruOutput QuantizedGru::forward(const float* x, const Shape& x_shape, const GruR
   out.y.assign(static_cast<size_t>(T * B * D * H), 0.0f);
   for (int d = 0; d < D; ++d) {
     const size_t c = static_cast<size_t>((m.num_layers - 1) * D + d);
+    const QuantParams& hp = m.params.cells[c][GruOp::H];
+    const float scale = hp.scale[0];
+    const int32_t zp = hp.zero_point[0];
+    const IntType storage = m.plans[c].h.storage;
+    const std::vector<char>& q = top[static_cast<size_t>(d)];
     for (int64_t t = 0; t < T; ++t)
       for (int64_t b = 0; b < B; ++b) {
         if (!lengths.empty() && t >= lengths[static_cast<size_t>(b)]) continue;
-        for (int64_t j = 0; j < H; ++j) {
-          const int64_t dst = opt.batch_first ? (b * T + t) * D * H + d * H + j : (t * B + b) * D * H + d * H + j;
-          out.y[static_cast<size_t>(dst)] = m.dequantize_h(c, top[static_cast<size_t>(d)], (t * B + b) * H + j);
-        }
+        float* dst = out.y.data() + (opt.batch_first ? (b * T + t) : (t * B + b)) * D * H + d * H;
+        const int64_t src = (t * B + b) * H;
+        for (int64_t j = 0; j < H; ++j) dst[j] = dequantize_value(load_q(q, storage, src + j), scale, zp);
       }
   }
   return out;
