@@ -3,9 +3,12 @@
 // dequantize the output.
 #include <cmath>
 #include <cstring>
+#include <exception>
+#include <thread>
 
 #include "fixq/cpu.h"
 #include "fixq/error.h"
+#include "fixq/gemm.h"
 #include "gru/q_model.h"
 
 namespace fixq {
@@ -134,14 +137,37 @@ std::vector<std::vector<char>> QuantizedGru::Impl::run_layers(std::vector<char> 
   const int D = directions();
   auto real_step = [&](int64_t t, int64_t b) { return lengths.empty() || t < lengths[static_cast<size_t>(b)]; };
   std::vector<std::vector<char>> out(static_cast<size_t>(D));
+  // The two directions of a layer are independent: with two GEMM threads allowed and
+  // enough work, the reverse one runs on a second thread (same integers either way).
+  const bool two_threads = D == 2 && gemm_threads() >= 2 && T * B * H * (H + input_size) >= (int64_t{1} << 22);
   for (int l = 0; l < num_layers; ++l) {
-    for (int d = 0; d < D; ++d) {
+    auto run_direction = [&](int d) {
       const size_t c = static_cast<size_t>(l * D + d);
       const CellPlan& plan = plans[c];
       std::vector<char>& q_y = out[static_cast<size_t>(d)];
       q_y.assign(static_cast<size_t>(T * B * H) * bytes(plan.h.storage), 0);
       for (int64_t i = 0; i < T * B * H; ++i) store(q_y, plan.h.storage, i, plan.h.zp);
       gru_detail::run_cell(plan, layer_in.data(), T, B, lengths, d == 1, state[c].data(), q_y.data());
+    };
+    if (two_threads) {
+      std::exception_ptr error;
+      std::thread reverse([&] {
+        try {
+          run_direction(1);
+        } catch (...) {
+          error = std::current_exception();
+        }
+      });
+      try {
+        run_direction(0);
+      } catch (...) {
+        reverse.join();
+        throw;
+      }
+      reverse.join();
+      if (error) std::rethrow_exception(error);
+    } else {
+      for (int d = 0; d < D; ++d) run_direction(d);
     }
     if (l + 1 == num_layers) break;
     // The next layer's input: each direction's h rescaled into that layer's x parameters.

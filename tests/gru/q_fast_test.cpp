@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fixq/cpu.h"
+#include "fixq/gemm.h"
 #include "fixq/qgru.h"
 #include "gru/q_s8_gemm.h"
 #include "support/expect.h"
@@ -141,6 +142,24 @@ TEST(FastLoop, StreamEqualsReference) {
     for (int64_t t = 0; t < 6; ++t) outs[pass].push_back(s.step(x.data() + t * 2 * c.C));
   }
   for (size_t t = 0; t < outs[0].size(); ++t) expect_same_bits(outs[0][t], outs[1][t], "step " + std::to_string(t));
+}
+
+// With two threads allowed, the directions of a bidirectional layer run concurrently:
+// the outputs must not change.
+TEST(FastLoop, BidirectionalOnTwoThreadsEqualsOneThread) {
+  const Case c{"bidi", 128, 128, 2, true, 8, ScaleKind::PowerOfTwo, CalibMethod::MinMax};
+  const GruModel m = random_model(c.C, c.H, c.layers, true, 9);
+  const QuantizedGru q = quantize(m, c, 8, 4);
+  const int64_t T = 20, B = 16;
+  const std::vector<float> x = random_input(T * B * c.C, 6, 1.0f);
+  GruOutput out[2];
+  for (int threads : {1, 2}) {
+    set_gemm_threads(threads);
+    out[threads - 1] = q.forward(x.data(), Shape{T, B, c.C});
+  }
+  set_gemm_threads(0);
+  expect_same_bits(out[0].y, out[1].y, "y");
+  expect_same_bits(out[0].h_n, out[1].h_n, "h_n");
 }
 
 }  // namespace
