@@ -14,6 +14,19 @@ void register_bench(CLI::App& app) {
   g->add_flag("--quick", o->quick, "skip the largest shapes");
   g->footer("Example:\n  build/bin/fixq bench gemm > gemm.csv");
   g->callback([o] { bench_gemm(*o); });
+
+  auto go = std::make_shared<GruBenchOptions>();
+  CLI::App* r = cmd->add_subcommand(
+      "gru", "GRU forward (1 layer, H = C) of fixq int8 / int16 / float against oneDNN lbr_gru f32 and gru u8s8; "
+             "CSV H,batch,impl,us_per_step,ratio_vs_onednn_int8 (ratio > 1: faster than oneDNN int8)");
+  r->add_flag("--quick", go->quick, "small shapes (H 64,128; batch 1,4; T 20) and short samples, for smoke tests");
+  r->add_option("--hidden", go->hidden, "hidden (= input) sizes, comma-separated [default 256,512,1024]");
+  r->add_option("--batch", go->batch, "batch sizes, comma-separated [default 1,16]");
+  r->add_option("--steps", go->steps, "time steps T per forward [default 100]");
+  r->footer(
+      "Example:\n  build/bin/fixq bench gru > gru.csv\n  build/bin/fixq bench gru --hidden 512 --batch 1 --steps 50\n"
+      "  /usr/bin/python3 tools/bench_torch_gru.py --against gru.csv > gru_torch.csv");
+  r->callback([go] { bench_gru(*go); });
 }
 
 }  // namespace fixq::cli

@@ -28,8 +28,9 @@ const Shape3 kShapes[] = {{1, 768, 256},     {1, 3072, 1024},   {1, 4096, 4096},
 }  // namespace
 
 void bench_gemm(const BenchOptions& o) {
-  // oneDNN here runs on OpenMP; one thread, as fixq.
-  setenv("OMP_NUM_THREADS", "1", 1);
+  // One thread each: setting OMP_NUM_THREADS here would be too late (libgomp read it when
+  // it loaded), so OpenMP is told directly.
+  onednn_single_thread();
   set_gemm_threads(1);
   std::printf("# fixq %s kernels vs oneDNN %d.%d.%d dnnl_gemm_u8s8s32, 1 thread, median of 5 samples\n",
               to_string(active_isa()).c_str(), dnnl_version()->major, dnnl_version()->minor, dnnl_version()->patch);
