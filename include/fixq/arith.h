@@ -67,7 +67,7 @@ int64_t round_half_even_saturate(double x, int64_t lo, int64_t hi);
 // A positive real factor sigma represented as m * 2^-shift.
 //   * from_real(sigma): m is normalized, 2^30 <= m < 2^31 (31 significant bits and a sign
 //     bit: the best an int32 multiplier can hold), m = round_half_even(sigma * 2^shift).
-//     Supported sigma: [2^-40, 2^20]; shift is then in [10, 71].
+//     Supported sigma: [2^-40, 2^20]; shift is then in [10, 70].
 //   * pow2(n): sigma = 2^-n exactly, m = 1; n may be negative (a left shift).
 // apply(x) = (x * m + 2^(shift-1)) >> shift with one rounding, half up; for shift < 0,
 // x * m * 2^-shift saturated. Accuracy of from_real: |m * 2^-shift - sigma| <= 2^-(shift+1),

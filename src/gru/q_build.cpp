@@ -16,6 +16,10 @@ OpQ op_q(const QuantParams& p) {
 // normalized 31-bit multiplier.
 FixedPointScale ratio(double num, double den, const GruQuantConfig& c, const char* what) {
   const double sigma = num / den;
+  // Both modes share the multiplier's upper bound, which keeps every sum of the step
+  // inside int64 (q_step_intonly.cpp); a larger ratio means broken parameters.
+  if (!(sigma <= FixedPointScale::kMaxReal))
+    fail("GRU rescale ", what, ": ratio ", sigma, " of scales exceeds 2^20; the parameters are not usable");
   try {
     return make_scale(sigma, c.scale_kind == ScaleKind::PowerOfTwo ? ScaleMode::PowerOfTwo : ScaleMode::Multiplier);
   } catch (const Error& e) {
@@ -90,10 +94,11 @@ CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_
   c.new_to_h = ratio(s(GruOp::NewContrib), s(GruOp::H), config, "new_contrib -> h");
   for (int64_t j = 0; j < H; ++j) {
     const size_t z = static_cast<size_t>(j), r = static_cast<size_t>(H + j), g = static_cast<size_t>(2 * H + j);
-    c.bias_z.push_back(constant_term(q_bx[z], pbx.scale[z] / s(GruOp::ZPre), config, "bx_z") +
-                       constant_term(q_br[z], pbr.scale[z] / s(GruOp::ZPre), config, "br_z"));
-    c.bias_r.push_back(constant_term(q_bx[r], pbx.scale[r] / s(GruOp::RPre), config, "bx_r") +
-                       constant_term(q_br[r], pbr.scale[r] / s(GruOp::RPre), config, "br_r"));
+    // Two saturated int32 terms: their sum is taken in int64 and saturated again.
+    c.bias_z.push_back(saturate_cast<int32_t>(int64_t{constant_term(q_bx[z], pbx.scale[z] / s(GruOp::ZPre), config, "bx_z")} +
+                                              constant_term(q_br[z], pbr.scale[z] / s(GruOp::ZPre), config, "br_z")));
+    c.bias_r.push_back(saturate_cast<int32_t>(int64_t{constant_term(q_bx[r], pbx.scale[r] / s(GruOp::RPre), config, "bx_r")} +
+                                              constant_term(q_br[r], pbr.scale[r] / s(GruOp::RPre), config, "br_r")));
     c.bias_rhab.push_back(constant_term(q_br[g], pbr.scale[g] / s(GruOp::RhAddBr), config, "br_g"));
     c.bias_g.push_back(constant_term(q_bx[g], pbx.scale[g] / s(GruOp::GPre), config, "bx_g"));
   }

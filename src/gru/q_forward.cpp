@@ -73,6 +73,15 @@ QuantizedGru::QuantizedGru(const GruModel& model, const GruQuantParams& params) 
   params.config.validate();
   require(params.cells.size() == model.cells.size(), "GRU parameters describe ", params.cells.size(),
           " cells but the model has ", model.cells.size());
+  // Both directions of a layer read the same quantized input, in the forward cell's x
+  // parameters (run_layers), so their x parameters must agree.
+  if (model.bidirectional)
+    for (size_t c = 0; c + 1 < params.cells.size(); c += 2) {
+      const QuantParams &a = params.cells[c][GruOp::X], &b = params.cells[c + 1][GruOp::X];
+      require(a.scale == b.scale && a.zero_point == b.zero_point, "GRU parameters: the two directions of layer ",
+              c / 2, " quantize their shared input x differently (scale ", a.scale[0], " vs ", b.scale[0],
+              "); both must use the same x parameters");
+    }
   impl_ = std::make_unique<Impl>();
   impl_->params = params;
   impl_->input_size = model.input_size;

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# docs/guide.md's commands work as written: every ```sh block (and every ```python block,
+# with the build's Python package on PYTHONPATH) is run, in order, as a user would run it
+# from the repository root, in a scratch directory where build/bin/fixq is the binary under
+# test and tools/ is the repository's tools/. A failing command fails the test (shell
+# blocks run under bash -euo pipefail). Then the guide's claims about the results are
+# checked: the files it promises exist and the accuracy it quotes holds.
+#   usage: guide_test.sh FIXQ_BINARY REPO_ROOT
+set -euo pipefail
+fixq=$(realpath "$1")
+root=$(realpath "$2")
+guide="$root/docs/guide.md"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+mkdir -p "$tmp/run/build/bin" "$tmp/blocks"
+ln -s "$fixq" "$tmp/run/build/bin/fixq"
+ln -s "$root/tools" "$tmp/run/tools"
+
+# One file per ```sh or ```python block, numbered in order of appearance.
+awk -v dir="$tmp/blocks" '
+  /^```(sh|python)[[:space:]]*$/ { n++; ext = ($0 ~ /python/) ? "py" : "sh"
+                                   file = sprintf("%s/%02d.%s", dir, n, ext); inside = 1; next }
+  /^```/ && inside               { inside = 0; close(file); next }
+  inside                         { print > file }
+' "$guide"
+blocks=("$tmp"/blocks/*)
+[[ -e ${blocks[0]} ]] || { echo "guide_test: no \`\`\`sh blocks in $guide" >&2; exit 1; }
+all=$(cat "$tmp"/blocks/*.sh)
+# The Python package of this build (build/python, as the guide says), if it has one: the
+# sanitizer builds have none, and there the Python blocks are skipped.
+pydir=$(realpath -m "$(dirname "$fixq")/../python")
+have_python=0
+compgen -G "$pydir/fixq/_fixq*.so" >/dev/null && have_python=1
+for needle in "tools/export_gru.py" "build/bin/fixq gru quantize" "build/bin/fixq gru eval" "build/bin/fixq gru run"; do
+  grep -qF -- "$needle" <<<"$all" || { echo "guide_test: the guide never runs '$needle'" >&2; exit 1; }
+done
+
+ran=0
+for block in "${blocks[@]}"; do
+  name=$(basename "$block")
+  if [[ $block == *.py ]]; then
+    if [[ $have_python == 0 ]]; then
+      echo "guide_test: no Python package in $pydir, skipping block $name"
+      continue
+    fi
+    run=(env PYTHONPATH="$pydir" /usr/bin/python3 "$block")
+  else
+    run=(bash -euo pipefail "$block")
+  fi
+  ran=$((ran + 1))
+  if ! (cd "$tmp/run" && "${run[@]}") >"$tmp/$name.log" 2>&1; then
+    echo "guide_test: block $name of docs/guide.md failed:" >&2
+    sed 's/^/  | /' "$block" >&2
+    echo "output:" >&2
+    cat "$tmp/$name.log" >&2
+    exit 1
+  fi
+done
+
+# The files the guide says it makes.
+files=(gru.safetensors ref/x.npy ref/y.npy calib.npy params.json gru.fixq gru16.fixq gru_mixed.fixq eval.html
+  y_int.npy y_int_padded.npy)
+[[ $have_python == 0 ]] || files+=(gru_py.fixq)
+for f in "${files[@]}"; do
+  [[ -s "$tmp/run/gru-work/$f" ]] || { echo "guide_test: gru-work/$f was not written" >&2; exit 1; }
+done
+
+# The accuracy the guide quotes (about 25 dB for int8 / pow2, 50 dB for int16 /
+# multiplier), with a margin, and padded outputs exactly 0 as it says.
+sqnr=($(cat "$tmp"/*.sh.log | sed -n 's/^output vs float: .*SQNR \([0-9.]*\) dB.*/\1/p'))
+[[ ${#sqnr[@]} -eq 2 ]] || { echo "guide_test: expected two eval results, got '${sqnr[*]}'" >&2; exit 1; }
+/usr/bin/python3 - "${sqnr[0]}" "${sqnr[1]}" "$tmp/run/gru-work" <<'PY'
+import sys
+import numpy as np
+
+int8, int16, work = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+assert 20 <= int8 <= 30, f"int8 / pow2 SQNR {int8} dB is not 'about 25 dB' as the guide says"
+assert 44 <= int16 <= 56, f"int16 / multiplier SQNR {int16} dB is not 'about 50 dB' as the guide says"
+full, padded = np.load(f"{work}/y_int.npy"), np.load(f"{work}/y_int_padded.npy")
+lengths = np.load(f"{work}/lengths.npy")
+for b, n in enumerate(lengths):
+    assert np.all(padded[n:, b] == 0), f"item {b}: padded steps are not 0"
+    assert np.array_equal(padded[:n, b], full[:n, b]), f"item {b}: real steps differ from the unpadded run"
+PY
+echo "guide: $ran of ${#blocks[@]} blocks ok (SQNR int8 ${sqnr[0]} dB, int16 ${sqnr[1]} dB)"
