@@ -64,6 +64,10 @@ void dequantize_cmd(const Options& o) {
 void register_formats(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("formats", "Pack float32 .npy tensors into GGUF / low-precision formats and back");
   cmd->require_subcommand(1);
+  cmd->footer(
+      "Example (from the repository root: a real weight to GGUF q4_0 and back):\n"
+      "  build/bin/fixq formats quantize --type q4_0 data/charlm/gru.weight_hh_l0.npy -o w.bin\n"
+      "  build/bin/fixq formats dequantize w.bin -o w_q4_0.npy");
 
   auto q = std::make_shared<Options>();
   CLI::App* qc = cmd->add_subcommand("quantize", "float32 .npy -> packed .bin");
@@ -71,7 +75,9 @@ void register_formats(CLI::App& app) {
   qc->add_option("input", q->in, "float32 .npy")->required()->check(CLI::ExistingFile);
   qc->add_option("-o,--output", q->out, "output .bin")->required();
   qc->add_flag("--saturate", q->saturate, "low-precision floats: saturate to the largest finite value");
-  qc->footer("Example:\n  build/bin/fixq formats quantize --type q4_0 data/charlm/gru.weight_hh_l0.npy -o /tmp/w.bin");
+  qc->footer("Example (from the repository root):\n"
+             "  build/bin/fixq formats quantize --type q4_0 data/charlm/gru.weight_hh_l0.npy -o w.bin\n"
+             "  build/bin/fixq formats quantize --type e4m3fn --saturate data/charlm/gru.weight_ih_l0.npy -o w_e4m3.bin");
   qc->callback([q] { quantize_cmd(*q); });
 
   auto d = std::make_shared<Options>();
@@ -79,10 +85,11 @@ void register_formats(CLI::App& app) {
   dc->add_option("--type", d->type, "expected format (default: the file's)");
   dc->add_option("input", d->in, ".bin written by `fixq formats quantize`")->required()->check(CLI::ExistingFile);
   dc->add_option("-o,--output", d->out, "output .npy")->required();
-  dc->footer("Example:\n  build/bin/fixq formats dequantize /tmp/w.bin -o /tmp/w.npy");
+  dc->footer("Example (w.bin as made in `fixq formats quantize --help`):\n  build/bin/fixq formats dequantize w.bin -o w_q4_0.npy");
   dc->callback([d] { dequantize_cmd(*d); });
 
   CLI::App* lc = cmd->add_subcommand("list", "List the formats");
+  lc->footer("Example:\n  build/bin/fixq formats list");
   lc->callback([] {
     for (const CliFormat& f : all_formats()) std::printf("%-14s %s\n", f.name.c_str(), f.description.c_str());
   });

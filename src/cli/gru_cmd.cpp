@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/fake_quant.h"
+#include "cli/gru_report.h"
 #include "cli/progress.h"
 #include "fixq/error.h"
 #include "fixq/metrics.h"
@@ -20,16 +21,16 @@ namespace fixq::cli {
 namespace {
 
 struct Options {
-  std::string model, float_model, out, config = "int8", scales = "pow2", method = "minmax", params_out;
+  std::string model, float_model, out, config = "int8", scales = "pow2", method = "minmax", params_out, report;
   std::vector<std::string> calib;
   std::string input, lengths;
   bool batch_first = false;
   int64_t calib_batch = 16;
 };
 
-std::string read_text(const std::string& path) {
+std::string read_config_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) fail("cannot read ", path);
+  if (!in) fail("--config '", path, "' is neither int8, int16 nor a readable JSON config file");
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -40,7 +41,7 @@ GruQuantConfig make_config(const Options& o) {
   const ScaleKind kind = o.scales == "pow2" ? ScaleKind::PowerOfTwo : ScaleKind::Float;
   if (o.config == "int8") return GruQuantConfig::int8(kind);
   if (o.config == "int16") return GruQuantConfig::int16(kind);
-  return GruQuantConfig::from_json(read_text(o.config));
+  return GruQuantConfig::from_json(read_config_file(o.config));
 }
 
 // A sequence file: [T, B, C] (or [B, T, C] with --batch-first) float32.
@@ -109,10 +110,15 @@ void quantize_cmd(const Options& o) {
   const QuantizedGru q(model, params);
   q.save(o.out);
   if (!o.params_out.empty()) {
-    std::ofstream(o.params_out) << params.to_json() << "\n";
+    std::ofstream out(o.params_out);
+    out << params.to_json() << "\n";
+    out.close();
+    if (!out) fail("cannot write --params-out ", o.params_out, "; check that its directory exists and is writable");
   }
+  // The scale kind as the config decided it (a JSON config may override --scales).
+  const char* scales = params.config.scale_kind == ScaleKind::PowerOfTwo ? "pow2" : "multiplier";
   std::printf("calibrated on %lld sequences (%s, %s scales, %s) -> %s\n", static_cast<long long>(total),
-              o.config.c_str(), o.scales.c_str(), o.method.c_str(), o.out.c_str());
+              o.config.c_str(), scales, o.method.c_str(), o.out.c_str());
 }
 
 void run_cmd(const Options& o) {
@@ -133,54 +139,129 @@ void run_cmd(const Options& o) {
               static_cast<long long>(s.T()), static_cast<long long>(s.B()), static_cast<long long>(F));
 }
 
+// Sequences per forward call in eval: bounds memory and paces the progress bar. Batch
+// items never interact, in the float GRU or the integer one, so results do not depend on it.
+constexpr int64_t kEvalBatch = 16;
+
+// The quantized model must be of the float model's shape, or the per-operator parameters
+// would not line up with the float run's cells.
+void require_same_shape(const GruModel& m, const QuantizedGru& q, const Options& o) {
+  if (m.input_size != q.input_size() || m.hidden_size != q.hidden_size() || m.num_layers != q.num_layers() ||
+      m.bidirectional != q.bidirectional())
+    fail(o.model, " (input ", q.input_size(), ", hidden ", q.hidden_size(), ", layers ", q.num_layers(),
+         q.bidirectional() ? ", bidirectional" : "", ") is not a quantization of ", o.float_model, " (input ", m.input_size,
+         ", hidden ", m.hidden_size, ", layers ", m.num_layers, m.bidirectional ? ", bidirectional" : "",
+         "); pass the float model it was calibrated from");
+}
+
 void eval_cmd(const Options& o) {
+  if (!o.report.empty()) check_report_path(o.report);  // before the work, not after it
   const GruModel model = load_gru_float(o.float_model);
   const QuantizedGru q = QuantizedGru::load(o.model);
+  require_same_shape(model, q, o);
   const Sequences s = load_sequences(o.input, o.batch_first);
-  // Every operator's own quantization error: its float values against their round trip
-  // through that operator's parameters, over the float run.
-  std::vector<ErrorStats> per_op(kGruOpCount);
+  require(s.C() == model.input_size, o.input, ": sequences have ", s.C(), " features, the model expects ", model.input_size);
   const GruQuantParams& p = q.params();
-  GruTap tap;
-  tap.on_value = [&](int layer, int direction, int64_t, GruOp op, const float* v, const Shape& shape) {
-    const QuantParams& qp = p.cells[static_cast<size_t>(layer * model.directions() + direction)][op];
+  const bool report = !o.report.empty();
+
+  GruEvalReport r{o.model, o.float_model, o.input, s.T(), s.B(), s.C(), &model, &p, {}, {}, {}, {}};
+  r.per_step.resize(static_cast<size_t>(s.T()));
+  r.per_op.resize(kGruOpCount);
+  r.ops.resize(model.cells.size());
+  // Every operator's own quantization error: its float values against their round trip
+  // through that operator's parameters, over the float run; and what those values are.
+  GruTap observe;
+  observe.on_value = [&](int layer, int direction, int64_t, GruOp op, const float* v, const Shape& shape) {
+    const size_t cell = static_cast<size_t>(layer * model.directions() + direction);
+    const QuantParams& qp = p.cells[cell][op];
+    OpValueStats& stats = r.ops[cell][static_cast<size_t>(op)];
+    if (stats.empty()) stats = OpValueStats(qp);
     std::vector<float> x(v, v + numel(shape));
-    const ErrorStats e = quantization_error(x, Shape{static_cast<int64_t>(x.size())}, qp);
-    per_op[static_cast<size_t>(op)].merge(e);
+    r.per_op[static_cast<size_t>(op)].merge(quantization_error(x, Shape{static_cast<int64_t>(x.size())}, qp));
+    stats.observe(v, numel(shape));
   };
-  GruRunOptions fopt;
-  fopt.tap = &tap;
-  const GruOutput f = gru_forward(model, s.data.data(), s.shape, fopt);
-  const GruOutput i = q.forward(s.data.data(), s.shape);
-  ErrorStats all;
-  all.add(f.y.data(), i.y.data(), f.y.size());
+  GruTap histogram;
+  histogram.on_value = [&](int layer, int direction, int64_t, GruOp op, const float* v, const Shape& shape) {
+    r.ops[static_cast<size_t>(layer * model.directions() + direction)][static_cast<size_t>(op)].bin(v, numel(shape));
+  };
+
+  {
+    // The report needs a second float run: the histograms' bins span the values seen in the first.
+    Progress bar("evaluating", s.B() * (report ? 2 : 1));
+    for (int64_t b0 = 0; b0 < s.B(); b0 += kEvalBatch) {
+      const int64_t b1 = std::min(s.B(), b0 + kEvalBatch), n = b1 - b0;
+      const std::vector<float> x = batch_slice(s, b0, b1);
+      GruRunOptions fopt;
+      fopt.tap = &observe;
+      const GruOutput f = gru_forward(model, x.data(), Shape{s.T(), n, s.C()}, fopt);
+      const GruOutput i = q.forward(x.data(), Shape{s.T(), n, s.C()});
+      r.output.add(f.y.data(), i.y.data(), f.y.size());
+      const size_t per_step = f.y.size() / static_cast<size_t>(s.T());
+      for (int64_t t = 0; t < s.T(); ++t)
+        r.per_step[static_cast<size_t>(t)].add(f.y.data() + t * per_step, i.y.data() + t * per_step, per_step);
+      bar.advance(n);
+    }
+    if (report) {
+      for (auto& cell : r.ops)
+        for (OpValueStats& v : cell)
+          if (!v.empty()) v.fix_bins(kReportHistogramBins);
+      for (int64_t b0 = 0; b0 < s.B(); b0 += kEvalBatch) {
+        const int64_t b1 = std::min(s.B(), b0 + kEvalBatch);
+        const std::vector<float> x = batch_slice(s, b0, b1);
+        GruRunOptions fopt;
+        fopt.tap = &histogram;
+        gru_forward(model, x.data(), Shape{s.T(), b1 - b0, s.C()}, fopt);
+        bar.advance(b1 - b0);
+      }
+    }
+  }
+
+  const ErrorStats& all = r.output;
   std::printf("output vs float: cosine %.6f, SQNR %s dB, max error %.6f, rmse %.6f\n", all.cosine(), fmt_db(all.sqnr_db()).c_str(),
               all.maxerr(), all.rmse());
-  const int64_t per_step = static_cast<int64_t>(f.y.size()) / std::max<int64_t>(1, s.T());
   std::printf("\nper time step:\n%6s %10s %9s %10s\n", "t", "cosine", "SQNR dB", "maxerr");
   for (int64_t t = 0; t < s.T(); ++t) {
-    ErrorStats e;
-    e.add(f.y.data() + t * per_step, i.y.data() + t * per_step, static_cast<size_t>(per_step));
+    const ErrorStats& e = r.per_step[static_cast<size_t>(t)];
     std::printf("%6lld %10.6f %9s %10.6f\n", static_cast<long long>(t), e.cosine(), fmt_db(e.sqnr_db()).c_str(), e.maxerr());
   }
-  std::printf("\nper operator (its own quantization error on the float run):\n%-12s %9s %10s\n", "operator", "SQNR dB", "maxerr");
+  std::printf("\nper operator (its own quantization error on the float run):\n%-12s %9s %10s %10s\n", "operator", "SQNR dB",
+              "maxerr", "saturated");
   for (int k = 0; k < kGruOpCount; ++k) {
-    if (per_op[static_cast<size_t>(k)].count() == 0) continue;
-    std::printf("%-12s %9s %10.6f\n", to_string(static_cast<GruOp>(k)).c_str(), fmt_db(per_op[static_cast<size_t>(k)].sqnr_db()).c_str(),
-                per_op[static_cast<size_t>(k)].maxerr());
+    const ErrorStats& e = r.per_op[static_cast<size_t>(k)];
+    if (e.count() == 0) continue;
+    uint64_t saturated = 0, count = 0;
+    for (const auto& cell : r.ops) {
+      saturated += cell[static_cast<size_t>(k)].below() + cell[static_cast<size_t>(k)].above();
+      count += cell[static_cast<size_t>(k)].count();
+    }
+    std::printf("%-12s %9s %10.6f %9.3f%%\n", to_string(static_cast<GruOp>(k)).c_str(), fmt_db(e.sqnr_db()).c_str(), e.maxerr(),
+                100.0 * static_cast<double>(saturated) / static_cast<double>(std::max<uint64_t>(1, count)));
+  }
+  if (report) {
+    write_gru_report(o.report, r);
+    std::printf("\nreport -> %s\n", o.report.c_str());
   }
 }
 
 }  // namespace
 
+// The worked examples chain: the quantize example makes the files the others read.
+constexpr const char* kExportExample =
+    "  /usr/bin/python3 tools/export_gru.py --out gru.safetensors --input-size 32 --hidden-size 64 --reference ref "
+    "--seq-len 40 --batch 8\n";
+
 void register_gru(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("gru", "Quantize, run and evaluate integer-only GRUs");
   cmd->require_subcommand(1);
+  cmd->footer(std::string("Example (from the repository root: export a torch GRU, quantize it, compare it with float):\n") +
+              kExportExample +
+              "  build/bin/fixq gru quantize --model gru.safetensors --calib ref/x.npy -o gru.fixq\n"
+              "  build/bin/fixq gru eval --model gru.fixq --float gru.safetensors --input ref/x.npy --report eval.html");
 
   auto q = std::make_shared<Options>();
   CLI::App* qc = cmd->add_subcommand("quantize", "Calibrate a float GRU and write the integer model");
   qc->add_option("--model", q->model, "float model (.safetensors from tools/export_gru.py)")->required()->check(CLI::ExistingFile);
-  qc->add_option("--calib", q->calib, "calibration sequences .npy [T, B, C] (repeatable)")->required();
+  qc->add_option("--calib", q->calib, "calibration sequences .npy [T, B, C] (repeatable)")->required()->check(CLI::ExistingFile);
   qc->add_option("--config", q->config, "int8, int16 or a JSON config file")->capture_default_str();
   qc->add_option("--scales", q->scales, "pow2 (shifts only) or multiplier")->capture_default_str();
   qc->add_option("--method", q->method, "minmax, ema, percentile or mse")->capture_default_str();
@@ -188,17 +269,22 @@ void register_gru(CLI::App& app) {
   qc->add_option("--params-out", q->params_out, "also write the parameters as JSON");
   qc->add_flag("--batch-first", q->batch_first, "sequences are [B, T, C]");
   qc->add_option("-o,--output", q->out, "quantized model (.fixq)")->required();
-  qc->footer("Example:\n  build/bin/fixq gru quantize --model gru.safetensors --calib calib.npy --config int8 --scales pow2 -o gru.fixq");
+  qc->footer(std::string("A progress bar shows on a terminal while calibrating.\n"
+                         "Example (from the repository root: a torch GRU and sequences, then its int8 model):\n") +
+             kExportExample +
+             "  build/bin/fixq gru quantize --model gru.safetensors --calib ref/x.npy --config int8 --scales pow2 "
+             "--method mse -o gru.fixq");
   qc->callback([q] { quantize_cmd(*q); });
 
   auto r = std::make_shared<Options>();
   CLI::App* rc = cmd->add_subcommand("run", "Run a float or quantized GRU over sequences");
   rc->add_option("--model", r->model, "float .safetensors or quantized .fixq")->required()->check(CLI::ExistingFile);
   rc->add_option("--input", r->input, "sequences .npy [T, B, C]")->required()->check(CLI::ExistingFile);
-  rc->add_option("--lengths", r->lengths, "int64 .npy [B] of real steps per sequence");
+  rc->add_option("--lengths", r->lengths, "int64 .npy [B] of real steps per sequence")->check(CLI::ExistingFile);
   rc->add_flag("--batch-first", r->batch_first, "sequences are [B, T, C]");
   rc->add_option("-o,--output", r->out, "outputs .npy [T, B, D*H]")->required();
-  rc->footer("Example:\n  build/bin/fixq gru run --model gru.fixq --input x.npy -o y.npy");
+  rc->footer("Example (gru.fixq and ref/x.npy as made in `fixq gru quantize --help`):\n"
+             "  build/bin/fixq gru run --model gru.fixq --input ref/x.npy -o y.npy");
   rc->callback([r] { run_cmd(*r); });
 
   auto e = std::make_shared<Options>();
@@ -207,7 +293,13 @@ void register_gru(CLI::App& app) {
   ec->add_option("--float", e->float_model, "float .safetensors")->required()->check(CLI::ExistingFile);
   ec->add_option("--input", e->input, "sequences .npy [T, B, C]")->required()->check(CLI::ExistingFile);
   ec->add_flag("--batch-first", e->batch_first, "sequences are [B, T, C]");
-  ec->footer("Example:\n  build/bin/fixq gru eval --model gru.fixq --float gru.safetensors --input x.npy");
+  ec->add_option("--report", e->report,
+                 "also write an HTML page: metrics, error per time step, SQNR per operator, calibrated ranges over "
+                 "histograms of the values");
+  ec->footer("Prints the output's cosine, SQNR and errors against float, per time step and per operator. A progress\n"
+             "bar shows on a terminal.\n"
+             "Example (files as made in `fixq gru quantize --help`):\n"
+             "  build/bin/fixq gru eval --model gru.fixq --float gru.safetensors --input ref/x.npy --report eval.html");
   ec->callback([e] { eval_cmd(*e); });
 }
 

@@ -1,12 +1,15 @@
 // Private to the CLI: a one-line progress bar on stderr, shown only when stderr is a
-// terminal, so that piped or logged runs stay quiet.
+// terminal, so that piped or logged runs stay quiet (no \r lines in a log). It redraws only
+// when the shown percentage changes, so fine-grained advance() calls cost nothing visible.
 #pragma once
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace fixq::cli {
 
@@ -16,13 +19,19 @@ class Progress {
   ~Progress() {
     if (on_ && drawn_) std::fprintf(stderr, "\n");
   }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
   void advance(int64_t by = 1) {
     done_ += by;
     if (!on_ || total_ <= 0) return;
+    const int64_t percent = 100 * std::min(done_, total_) / total_;
+    if (drawn_ && percent == shown_percent_) return;
+    shown_percent_ = percent;
     const int width = 40;
-    const int filled = static_cast<int>(width * std::min<int64_t>(done_, total_) / total_);
-    std::fprintf(stderr, "\r%s [%s%s] %lld/%lld", label_.c_str(), std::string(static_cast<size_t>(filled), '#').c_str(),
-                 std::string(static_cast<size_t>(width - filled), '.').c_str(), static_cast<long long>(done_),
+    const auto filled = static_cast<size_t>(width * percent / 100);
+    std::fprintf(stderr, "\r%s [%s%s] %3lld%% %lld/%lld", label_.c_str(), std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), static_cast<long long>(percent), static_cast<long long>(done_),
                  static_cast<long long>(total_));
     std::fflush(stderr);
     drawn_ = true;
@@ -32,6 +41,7 @@ class Progress {
   std::string label_;
   int64_t total_;
   int64_t done_ = 0;
+  int64_t shown_percent_ = -1;
   bool on_;
   bool drawn_ = false;
 };

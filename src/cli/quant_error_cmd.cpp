@@ -57,15 +57,18 @@ void run(const Options& o) {
   const std::vector<float> x = load_npy_f32(o.path, &shape);
   const Granularity g = parse_granularity(o.granularity);
   const CalibMethod m = parse_calib_method(o.calib);
-  std::printf("%s %s: %s %s %s, %s scale, calibration %s\n", o.path.c_str(), shape_str(shape).c_str(),
-              o.is_unsigned ? "unsigned" : "signed", o.symmetric ? "symmetric" : "asymmetric",
-              to_string(g).c_str(), o.pow2 ? "power-of-two" : "float", to_string(m).c_str());
+  // Every bit width first, so that a bad --bits or --calib fails before any output.
+  std::vector<std::string> lines;
   for (int b : o.bits) {
     const QuantScheme s = make_scheme(b, !o.is_unsigned, o.symmetric ? Symmetry::Symmetric : Symmetry::Asymmetric,
                                       o.pow2 ? ScaleKind::PowerOfTwo : ScaleKind::Float, g, o.axis, o.group_size);
     const ErrorStats e = quantization_error(x, shape, calibrated(x, shape, s, m));
-    std::printf("%s\n    %s\n", e.llama_line(s.format.name()).c_str(), e.summary().c_str());
+    lines.push_back(e.llama_line(s.format.name()) + "\n    " + e.summary());
   }
+  std::printf("%s %s: %s %s %s, %s scale, calibration %s\n", o.path.c_str(), shape_str(shape).c_str(),
+              o.is_unsigned ? "unsigned" : "signed", o.symmetric ? "symmetric" : "asymmetric",
+              to_string(g).c_str(), o.pow2 ? "power-of-two" : "float", to_string(m).c_str());
+  for (const std::string& line : lines) std::printf("%s\n", line.c_str());
 }
 
 }  // namespace

@@ -184,7 +184,9 @@ void register_quantize_stats(CLI::App& app) {
       "Lines are llama.cpp's: rmse, maxerr, 95pct< and median< from its 150-bucket histogram of |error|\n"
       "over [0, 0.03); then n, nmse, mae, cosine and SQNR. Tensors whose last dimension is not a multiple\n"
       "of a type's block are skipped for that type. A progress bar shows on a terminal for large files.\n"
-      "Example:\n  build/bin/fixq quantize-stats --types q4_0,q4_K,q6_K --per-tensor model.safetensors");
+      "Example (from the repository root; gru.safetensors as made in `fixq gru quantize --help`):\n"
+      "  build/bin/fixq quantize-stats --types q4_0,q8_0,iq4_nl data/charlm/gru.weight_hh_l0.npy\n"
+      "  build/bin/fixq quantize-stats --types q4_0,q4_K,q6_K --per-tensor gru.safetensors");
   cmd->callback([o] {
     if (o->types.empty()) o->types = CLI::detail::split(kDefaultTypes, ',');
     run(*o);

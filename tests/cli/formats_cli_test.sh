@@ -48,4 +48,15 @@ expect_fail "unknown format 'q9_9'" "$fixq" formats quantize --type q9_9 "$tmp/w
 expect_fail "multiple of 256" "$fixq" formats quantize --type q4_K "$tmp/odd.npy" -o "$tmp/x.bin"
 "$py" -c "import numpy as np; a=np.ones((2, 32), np.float32); a[1, 7]=np.nan; np.save('$tmp/nan.npy', a)"
 expect_fail "NaN\|nan" "$fixq" formats quantize --type q8_0 "$tmp/nan.npy" -o "$tmp/x.bin"
+
+# quantize-stats on a large file: a progress bar on a terminal (script(1) gives one),
+# nothing but the report when piped. 2^22 values x 4 types reach the bar's threshold.
+"$py" -c "import numpy as np; np.save('$tmp/big.npy', np.random.default_rng(1).standard_normal((2048, 2048), np.float32))"
+stats=("$fixq" quantize-stats --types q8_0,q4_0,q5_0,iq4_nl "$tmp/big.npy")
+"${stats[@]}" >"$tmp/out.txt" 2>"$tmp/err.txt"
+[[ ! -s "$tmp/err.txt" ]] && ! grep -q $'\r' "$tmp/out.txt" || { echo "quantize-stats: progress on a pipe" >&2; exit 1; }
+printf -v cmd '%q ' "${stats[@]}"
+script -qec "$cmd >/dev/null" /dev/null </dev/null >"$tmp/tty.txt"
+grep -q $'\rquantize-stats .* 100% 16777216/16777216' "$tmp/tty.txt" ||
+  { echo "quantize-stats: no progress bar on a terminal:" >&2; head -c 300 "$tmp/tty.txt" | cat -A >&2; exit 1; }
 echo "formats cli: ok"

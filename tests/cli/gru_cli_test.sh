@@ -43,6 +43,23 @@ PY
   done
 done
 
+# eval runs in chunks of sequences; its numbers are those of whole-batch runs (`gru run`).
+"$py" -c "import numpy as np; np.save('$tmp/x40.npy', np.random.default_rng(3).standard_normal((20, 40, 6)).astype(np.float32))"
+"$fixq" gru run --model "$tmp/gru.safetensors" --input "$tmp/x40.npy" -o "$tmp/f40.npy" >/dev/null
+"$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/x40.npy" -o "$tmp/q40.npy" >/dev/null
+"$fixq" gru eval --model "$tmp/q.fixq" --float "$tmp/gru.safetensors" --input "$tmp/x40.npy" >"$tmp/eval40.txt"
+"$py" - "$tmp/f40.npy" "$tmp/q40.npy" "$tmp/eval40.txt" <<'PY'
+import re, sys, numpy as np
+f, q = np.load(sys.argv[1]).astype(np.float64), np.load(sys.argv[2]).astype(np.float64)
+text = open(sys.argv[3]).read()
+m = re.search(r"cosine ([0-9.]+), SQNR ([0-9.]+) dB, max error ([0-9.]+)", text)
+cos = float((f * q).sum() / np.sqrt((f * f).sum() * (q * q).sum()))
+assert abs(float(m.group(1)) - cos) <= 1.5e-6 and f"{np.abs(f - q).max():.6f}" == m.group(3), (m.groups(), cos)
+for t in (0, 7, 19):  # per-step lines: "t cosine SQNR maxerr"
+    row = re.search(rf"^ +{t} +[0-9.]+ +[0-9.inf]+ +([0-9.]+)$", text, re.M)
+    assert row and row.group(1) == f"{np.abs(f[t] - q[t]).max():.6f}", (t, row and row.group(0))
+PY
+
 # A JSON config that overrides operators works; one naming an unknown operator does not.
 echo '{"version": 1, "base": "int8", "scales": "pow2", "bits": {"g_pre": 16, "h": 16}}' >"$tmp/mixed.json"
 "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" --config "$tmp/mixed.json" -o "$tmp/m.fixq" >/dev/null
@@ -64,4 +81,25 @@ expect_fail "safetensors" "$fixq" gru run --model "$tmp/trunc.fixq" --input "$tm
 expect_fail "expects 6" "$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/bad_x.npy" -o "$tmp/y.npy"
 "$py" -c "import numpy as np; a=np.zeros((3, 2, 6), np.float32); a[1,1,2]=np.nan; np.save('$tmp/nan_x.npy', a)"
 expect_fail "not finite\|must be finite" "$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/nan_x.npy" -o "$tmp/y.npy"
+expect_fail "--scales must be pow2 or multiplier" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" \
+  --scales pow3 -o "$tmp/x.fixq"
+expect_fail "--calib: File does not exist" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/none.npy" -o "$tmp/x.fixq"
+"$py" "$root/tools/export_gru.py" --out "$tmp/other.safetensors" --input-size 6 --hidden-size 8 --seed 6 >/dev/null
+expect_fail "not a quantization of" "$fixq" gru eval --model "$tmp/q.fixq" --float "$tmp/other.safetensors" --input "$tmp/ref/x.npy"
+
+# Progress: nothing on a pipe or in a log; a bar on a terminal (script(1) runs the command
+# on a pseudo-terminal).
+quantize=("$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" --calib-batch 1 -o "$tmp/p.fixq")
+evaluate=("$fixq" gru eval --model "$tmp/p.fixq" --float "$tmp/gru.safetensors" --input "$tmp/ref/x.npy")
+"${quantize[@]}" >"$tmp/out.txt" 2>"$tmp/err.txt"
+"${evaluate[@]}" >>"$tmp/out.txt" 2>>"$tmp/err.txt"
+[[ ! -s "$tmp/err.txt" ]] || { echo "progress written to a pipe:" >&2; cat -A "$tmp/err.txt" >&2; exit 1; }
+! grep -q $'\r' "$tmp/out.txt" || { echo "carriage returns in piped output" >&2; exit 1; }
+printf -v cmd '%q ' "${quantize[@]}"
+script -qec "$cmd >/dev/null" /dev/null </dev/null >"$tmp/tty.txt"
+printf -v cmd '%q ' "${evaluate[@]}"
+script -qec "$cmd >/dev/null" /dev/null </dev/null >>"$tmp/tty.txt"
+grep -q $'\rcalibrating .*\\[#*\\.*\\] *[0-9]*% 1/4' "$tmp/tty.txt" || { echo "no calibration bar on a terminal:" >&2; cat -A "$tmp/tty.txt" >&2; exit 1; }
+grep -q $'\rcalibrating .* 100% 4/4' "$tmp/tty.txt" || { echo "calibration bar does not finish" >&2; cat -A "$tmp/tty.txt" >&2; exit 1; }
+grep -q $'\revaluating .* 100% 4/4' "$tmp/tty.txt" || { echo "no evaluation bar on a terminal:" >&2; cat -A "$tmp/tty.txt" >&2; exit 1; }
 echo "gru cli: ok"
