@@ -41,6 +41,32 @@ inline GruModel random_model(int64_t input_size, int64_t hidden_size, int64_t la
   return m;
 }
 
+// A random model with torch's default initialisation U(-1/sqrt(H), 1/sqrt(H)), times gain.
+inline GruModel torch_init_model(int64_t C, int64_t H, int64_t layers, bool bidi, uint32_t seed, float gain = 1.0f) {
+  std::mt19937 rng(seed);
+  const float k = gain / std::sqrt(static_cast<float>(H));
+  std::uniform_real_distribution<float> u(-k, k);
+  GruModel m;
+  m.input_size = C;
+  m.hidden_size = H;
+  m.num_layers = layers;
+  m.bidirectional = bidi;
+  for (int64_t l = 0; l < layers; ++l)
+    for (int d = 0; d < m.directions(); ++d) {
+      GruCell c;
+      c.input_size = l == 0 ? C : m.directions() * H;
+      c.hidden_size = H;
+      c.W.resize(static_cast<size_t>(3 * H * c.input_size));
+      c.R.resize(static_cast<size_t>(3 * H * H));
+      c.bx.resize(static_cast<size_t>(3 * H));
+      c.br.resize(static_cast<size_t>(3 * H));
+      for (auto* v : {&c.W, &c.R, &c.bx, &c.br})
+        for (float& x : *v) x = u(rng);
+      m.cells.push_back(std::move(c));
+    }
+  return m;
+}
+
 inline float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   float m = 0.0f;
   for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::fabs(a[i] - b[i]));

@@ -14,35 +14,12 @@
 #include "fixq/gemm.h"
 #include "fixq/qgru.h"
 #include "gru/q_s8_gemm.h"
+#include "gru/float_test_util.h"
 #include "support/expect.h"
 
 namespace fixq {
 namespace {
 
-GruModel random_model(int64_t C, int64_t H, int64_t layers, bool bidi, uint32_t seed, float gain = 1.0f) {
-  std::mt19937 rng(seed);
-  const float k = gain / std::sqrt(static_cast<float>(H));
-  std::uniform_real_distribution<float> u(-k, k);
-  GruModel m;
-  m.input_size = C;
-  m.hidden_size = H;
-  m.num_layers = layers;
-  m.bidirectional = bidi;
-  for (int64_t l = 0; l < layers; ++l)
-    for (int d = 0; d < m.directions(); ++d) {
-      GruCell c;
-      c.input_size = l == 0 ? C : m.directions() * H;
-      c.hidden_size = H;
-      c.W.resize(static_cast<size_t>(3 * H * c.input_size));
-      c.R.resize(static_cast<size_t>(3 * H * H));
-      c.bx.resize(static_cast<size_t>(3 * H));
-      c.br.resize(static_cast<size_t>(3 * H));
-      for (auto* v : {&c.W, &c.R, &c.bx, &c.br})
-        for (float& x : *v) x = u(rng);
-      m.cells.push_back(std::move(c));
-    }
-  return m;
-}
 
 std::vector<float> random_input(int64_t n, uint32_t seed, float sigma) {
   std::mt19937 rng(seed);
@@ -92,7 +69,7 @@ class FastLoop : public ::testing::TestWithParam<Case> {};
 TEST_P(FastLoop, EqualsReferenceBitForBit) {
   const Case& c = GetParam();
   if (active_isa() == Isa::Scalar) GTEST_SKIP() << "this CPU has no AVX2: only the reference loop exists here";
-  const GruModel m = random_model(c.C, c.H, c.layers, c.bidi, 7);
+  const GruModel m = gru_test::torch_init_model(c.C, c.H, c.layers, c.bidi, 7);
   const QuantizedGru q = quantize(m, c, 12, 4);
   // The fast loop must really run: a test that silently fell back would prove nothing.
   for (bool v : q.vectorized_cells()) ASSERT_TRUE(v) << c.name << ": a cell has no fast plan";
@@ -131,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(FastLoop, StreamEqualsReference) {
   if (active_isa() == Isa::Scalar) GTEST_SKIP() << "no AVX2";
   const Case c{"s", 8, 17, 2, false, 8, ScaleKind::Float, CalibMethod::MinMax};
-  const GruModel m = random_model(c.C, c.H, c.layers, false, 3);
+  const GruModel m = gru_test::torch_init_model(c.C, c.H, c.layers, false, 3);
   const QuantizedGru q = quantize(m, c, 10, 2);
   const std::vector<float> x = random_input(6 * 2 * c.C, 4, 2.0f);
   std::vector<std::vector<float>> outs[2];
@@ -148,7 +125,7 @@ TEST(FastLoop, StreamEqualsReference) {
 // the outputs must not change.
 TEST(FastLoop, BidirectionalOnTwoThreadsEqualsOneThread) {
   const Case c{"bidi", 128, 128, 2, true, 8, ScaleKind::PowerOfTwo, CalibMethod::MinMax};
-  const GruModel m = random_model(c.C, c.H, c.layers, true, 9);
+  const GruModel m = gru_test::torch_init_model(c.C, c.H, c.layers, true, 9);
   const QuantizedGru q = quantize(m, c, 8, 4);
   const int64_t T = 20, B = 16;
   const std::vector<float> x = random_input(T * B * c.C, 6, 1.0f);

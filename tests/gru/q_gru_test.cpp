@@ -17,6 +17,7 @@
 #include "fixq/error.h"
 #include "fixq/metrics.h"
 #include "fixq/qgru.h"
+#include "gru/float_test_util.h"
 #include "support/expect.h"
 
 namespace fixq {
@@ -26,31 +27,6 @@ using test::expect_error;
 
 using detail::int128;
 
-// A random model with torch's default initialisation U(-1/sqrt(H), 1/sqrt(H)).
-GruModel random_model(int64_t C, int64_t H, int64_t layers, bool bidi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  const float k = 1.0f / std::sqrt(static_cast<float>(H));
-  std::uniform_real_distribution<float> u(-k, k);
-  GruModel m;
-  m.input_size = C;
-  m.hidden_size = H;
-  m.num_layers = layers;
-  m.bidirectional = bidi;
-  for (int64_t l = 0; l < layers; ++l)
-    for (int d = 0; d < m.directions(); ++d) {
-      GruCell c;
-      c.input_size = l == 0 ? C : m.directions() * H;
-      c.hidden_size = H;
-      c.W.resize(static_cast<size_t>(3 * H * c.input_size));
-      c.R.resize(static_cast<size_t>(3 * H * H));
-      c.bx.resize(static_cast<size_t>(3 * H));
-      c.br.resize(static_cast<size_t>(3 * H));
-      for (auto* v : {&c.W, &c.R, &c.bx, &c.br})
-        for (float& x : *v) x = u(rng);
-      m.cells.push_back(std::move(c));
-    }
-  return m;
-}
 
 std::vector<float> random_input(int64_t T, int64_t B, int64_t C, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -155,7 +131,7 @@ std::vector<int32_t> oracle_cell(const GruCell& cell, const GruCellParams& p, Sc
 TEST(QuantizedGru, BitExactAgainstIndependentOracle) {
   for (ScaleKind k : {ScaleKind::PowerOfTwo, ScaleKind::Float})
     for (bool sixteen : {false, true}) {
-      const GruModel m = random_model(5, 8, 1, false, 7);
+      const GruModel m = gru_test::torch_init_model(5, 8, 1, false, 7);
       const GruQuantConfig cfg = sixteen ? GruQuantConfig::int16(k) : GruQuantConfig::int8(k);
       const GruQuantParams p = calibrate(m, cfg, CalibMethod::MinMax, 12, 3);
       const QuantizedGru q(m, p);
@@ -178,7 +154,7 @@ TEST(QuantizedGru, BitExactAgainstIndependentOracle) {
 TEST(QuantizedGru, SaturatingExtremesMatchOracle) {
   for (ScaleKind k : {ScaleKind::PowerOfTwo, ScaleKind::Float})
     for (bool sixteen : {false, true}) {
-      GruModel m = random_model(48, 40, 1, false, 9);
+      GruModel m = gru_test::torch_init_model(48, 40, 1, false, 9);
       GruCell& c = m.cells[0];
       for (size_t i = 0; i < c.W.size(); ++i) c.W[i] = (i % 3 == 0) ? -4.0f : 4.0f;
       for (size_t i = 0; i < c.R.size(); ++i) c.R[i] = (i % 2 == 0) ? 4.0f : -4.0f;
@@ -210,7 +186,7 @@ double cosine_vs_float(const GruModel& m, const QuantizedGru& q, int64_t T, int6
 TEST(QuantizedGru, AccuracyAgainstFloatOnRandomModels) {
   std::printf("%-28s %-7s %-10s %12s\n", "model", "config", "scales", "cosine");
   for (int64_t H : {64, 256}) {
-    const GruModel m = random_model(H, H, 2, true, static_cast<uint32_t>(H));
+    const GruModel m = gru_test::torch_init_model(H, H, 2, true, static_cast<uint32_t>(H));
     for (ScaleKind k : {ScaleKind::PowerOfTwo, ScaleKind::Float})
       for (bool sixteen : {true, false}) {
         const GruQuantConfig cfg = sixteen ? GruQuantConfig::int16(k) : GruQuantConfig::int8(k);
@@ -224,7 +200,7 @@ TEST(QuantizedGru, AccuracyAgainstFloatOnRandomModels) {
 }
 
 TEST(QuantizedGru, EveryCalibrationMethodWorks) {
-  const GruModel m = random_model(16, 32, 1, false, 3);
+  const GruModel m = gru_test::torch_init_model(16, 32, 1, false, 3);
   for (CalibMethod method : {CalibMethod::MinMax, CalibMethod::Ema, CalibMethod::Percentile, CalibMethod::Mse}) {
     const QuantizedGru q(m, calibrate(m, GruQuantConfig::int8(ScaleKind::PowerOfTwo), method, 30, 4));
     EXPECT_GE(cosine_vs_float(m, q, 30, 4, 77), 0.99) << to_string(method);
@@ -233,7 +209,7 @@ TEST(QuantizedGru, EveryCalibrationMethodWorks) {
 
 // Batching and lengths: each item of a padded batch equals that item run alone.
 TEST(QuantizedGru, BatchedWithLengthsEqualsEachSequenceAlone) {
-  const GruModel m = random_model(6, 10, 2, true, 11);
+  const GruModel m = gru_test::torch_init_model(6, 10, 2, true, 11);
   const QuantizedGru q(m, calibrate(m, GruQuantConfig::int16(ScaleKind::Float), CalibMethod::MinMax, 10, 3));
   const int64_t T = 7, B = 3, C = 6, D = 2, H = 10;
   const std::vector<float> x = random_input(T, B, C, 5);
@@ -274,7 +250,7 @@ TEST(QuantizedGru, BatchedWithLengthsEqualsEachSequenceAlone) {
 
 TEST(QuantizedGru, StreamingEqualsWholeSequence) {
   for (bool sixteen : {false, true}) {
-    const GruModel m = random_model(5, 9, 2, false, 21);
+    const GruModel m = gru_test::torch_init_model(5, 9, 2, false, 21);
     const GruQuantConfig cfg = sixteen ? GruQuantConfig::int16(ScaleKind::Float) : GruQuantConfig::int8(ScaleKind::PowerOfTwo);
     const QuantizedGru q(m, calibrate(m, cfg, CalibMethod::MinMax, 8, 2));
     const int64_t T = 11, B = 2, C = 5, H = 9;
@@ -290,7 +266,7 @@ TEST(QuantizedGru, StreamingEqualsWholeSequence) {
     }
     EXPECT_EQ(stream.state(), whole.h_n);
   }
-  const GruModel bidi = random_model(3, 4, 1, true, 5);
+  const GruModel bidi = gru_test::torch_init_model(3, 4, 1, true, 5);
   const QuantizedGru qb(bidi, calibrate(bidi, GruQuantConfig::int8(ScaleKind::PowerOfTwo), CalibMethod::MinMax, 4, 1));
   EXPECT_THROW(QuantizedGruStream(qb, 1), Error);
 }
@@ -300,7 +276,7 @@ std::string temp_path(const std::string& name) {
 }
 
 TEST(QuantizedGru, FileAndJsonRoundTripsAreBitExact) {
-  const GruModel m = random_model(7, 12, 2, true, 13);
+  const GruModel m = gru_test::torch_init_model(7, 12, 2, true, 13);
   const GruQuantParams p = calibrate(m, GruQuantConfig::int8(ScaleKind::Float), CalibMethod::Ema, 8, 2);
   const QuantizedGru q(m, p);
   const std::vector<float> x = random_input(6, 2, 7, 8);
@@ -322,7 +298,7 @@ TEST(QuantizedGru, FileAndJsonRoundTripsAreBitExact) {
 }
 
 TEST(QuantizedGru, BadInputIsAClearError) {
-  const GruModel m = random_model(4, 6, 1, false, 17);
+  const GruModel m = gru_test::torch_init_model(4, 6, 1, false, 17);
   const QuantizedGru q(m, calibrate(m, GruQuantConfig::int8(ScaleKind::PowerOfTwo), CalibMethod::MinMax, 5, 2));
   std::vector<float> x = random_input(3, 2, 4, 1);
   expect_error([&] { q.forward(x.data(), Shape{3, 2, 5}); }, "expects 4");
