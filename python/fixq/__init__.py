@@ -1,0 +1,92 @@
+"""fixq: integer-only quantized inference, from Python.
+
+The C++ library does the work (module ``fixq._fixq``); this package re-exports it:
+
+* the float GRU (:class:`GruModel`, from a ``torch.nn.GRU`` or the safetensors model file)
+  and the integer GRU (:class:`GruCalibrator` -> :class:`GruQuantParams` ->
+  :class:`QuantizedGru`, streaming with :meth:`QuantizedGru.stream`, ``.fixq`` files);
+* integer GEMM with its epilogues (:func:`gemm_s32`, :func:`gemm_s64`, :func:`gemm_f32`,
+  :func:`gemm_requant`, :class:`PackedB`);
+* quantize / dequantize at every granularity (:class:`QuantScheme`, :class:`QuantParams`,
+  :func:`params_from_ranges`, :func:`minmax_ranges`, :func:`quantize`, :func:`dequantize`),
+  calibration observers (:class:`Observer`) and fixed-point arithmetic
+  (:class:`FixedPointScale`, :func:`round_half_even`, ...);
+* the weight formats (:mod:`fixq.formats`) and error metrics (:mod:`fixq.metrics`);
+* ``fixq.torch.QuantGRU``, an ``nn.Module`` drop-in for ``nn.GRU`` inference (imported on
+  demand: ``import fixq.torch``; it needs torch, the rest of fixq needs only numpy).
+
+Arrays go in and come out as numpy arrays; C-contiguous inputs of the expected dtype are
+read in place, outputs are handed over without a copy. Bad input raises ``ValueError``
+with the library's one-line message.
+"""
+
+import sys as _sys
+from typing import Iterable as _Iterable
+
+from . import _fixq
+from ._fixq import (  # noqa: F401  (re-exports)
+    FixedPointScale,
+    GruCalibrator,
+    GruModel,
+    GruQuantConfig,
+    GruQuantParams,
+    GruStream,
+    Observer,
+    PackedB,
+    QuantizedGru,
+    QuantizedGruStream,
+    QuantParams,
+    QuantScheme,
+    dequantize,
+    dequantize_value,
+    formats,
+    gemm_f32,
+    gemm_requant,
+    gemm_s32,
+    gemm_s64,
+    gemm_threads,
+    gru_ops,
+    metrics,
+    minmax_ranges,
+    params_from_ranges,
+    params_from_tensor,
+    quantize,
+    quantize_value,
+    requantize,
+    round_half_even,
+    rounding_shift_right_half_up,
+    set_gemm_threads,
+)
+
+# The submodules live inside the extension; registering them lets
+# `import fixq.formats` and `from fixq.metrics import ...` work as for any package.
+_sys.modules.setdefault(__name__ + ".formats", formats)
+_sys.modules.setdefault(__name__ + ".metrics", metrics)
+
+__version__ = "0.1.0"
+
+
+def quantize_gru(model, calib: _Iterable, config="int8", scales=None, method="minmax",
+                 batch_first: bool = False, **observer_options) -> QuantizedGru:
+    """Calibrates ``model`` (a :class:`GruModel`, or a ``torch.nn.GRU``) on ``calib`` and
+    returns the integer GRU.
+
+    ``calib`` is an iterable of batches, each an array ``[T, B, C]`` (``[B, T, C]`` with
+    ``batch_first``) or a tuple ``(x, lengths)``; every batch is one observation (one EMA
+    step per time step). ``config``: ``"int8"``, ``"int16"``, a :class:`GruQuantConfig`, a
+    dict or JSON text; ``scales``: ``"pow2"`` (default) or ``"multiplier"``; ``method``:
+    ``"minmax"``, ``"ema"``, ``"percentile"`` or ``"mse"``; ``observer_options``:
+    ``ema_decay``, ``percentile``, ``bins``.
+
+    Feeding the same batches as ``fixq gru quantize --calib-batch N`` gives the same
+    parameters as the command line.
+    """
+    if not isinstance(model, GruModel):
+        model = GruModel.from_torch(model)
+    cal = GruCalibrator(model, config=config, scales=scales, method=method, **observer_options)
+    if cal.calibrate(calib, batch_first=batch_first) == 0:
+        raise ValueError("quantize_gru: the calibration iterable yielded no batches")
+    return QuantizedGru(model, cal.finalize())
+
+
+__all__ = [name for name in dir() if not name.startswith("_")]

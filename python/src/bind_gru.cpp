@@ -1,0 +1,144 @@
+// fixq.GruModel and fixq.GruStream: the float GRU (fixq/gru.h) for numpy arrays, with
+// import from a torch.nn.GRU (duck-typed: anything with a state_dict() of nn.GRU's names).
+#include <pybind11/stl.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindings.h"
+#include "fixq/gru.h"
+#include "gru_args.h"
+
+namespace fixq::py {
+
+namespace {
+
+GruDims dims_of(const GruModel& m) { return {m.input_size, m.hidden_size, m.num_layers, m.directions()}; }
+
+NamedTensor named_tensor(const std::string& name, const pyb::handle& value) {
+  pyb::object v = pyb::reinterpret_borrow<pyb::object>(value);
+  if (pyb::hasattr(v, "detach")) v = v.attr("detach")().attr("cpu")().attr("float")().attr("numpy")();  // a torch tensor
+  const carray<float> a = as_float_array(v, name.c_str());
+  NamedTensor t;
+  t.name = name;
+  t.shape = shape_of(a);
+  t.data.assign(a.data(), a.data() + a.size());
+  return t;
+}
+
+GruModel from_state_dict(const pyb::dict& sd) {
+  std::vector<NamedTensor> tensors;
+  for (const auto& [k, v] : sd) tensors.push_back(named_tensor(pyb::str(k).cast<std::string>(), v));
+  return gru_from_torch(tensors);
+}
+
+GruModel from_torch(const pyb::object& module) {
+  if (pyb::hasattr(module, "mode")) {
+    const std::string mode = pyb::str(module.attr("mode")).cast<std::string>();
+    if (mode != "GRU") fail("from_torch: expected a torch.nn.GRU, got a module of mode '", mode, "'");
+  }
+  if (!pyb::hasattr(module, "state_dict")) fail("from_torch: expected a torch.nn.GRU (an object with state_dict())");
+  return from_state_dict(module.attr("state_dict")().cast<pyb::dict>());
+}
+
+pyb::dict state_dict(const GruModel& m) {
+  pyb::dict d;
+  for (NamedTensor& t : gru_to_torch(m)) d[pyb::str(t.name)] = to_numpy(std::move(t.data), t.shape);
+  return d;
+}
+
+pyb::tuple forward(const GruModel& m, const pyb::object& x, const pyb::object& h0, const pyb::object& lengths,
+                   bool batch_first) {
+  GruArgs a;
+  make_gru_args(a, dims_of(m), x, h0, lengths, batch_first);
+  GruOutput out;
+  {
+    pyb::gil_scoped_release nogil;
+    out = gru_forward(m, a.x.data(), a.x_shape, a.options);
+  }
+  return gru_result(std::move(out), a, dims_of(m));
+}
+
+// GruStream plus what Python needs to check frames and shape results.
+struct FloatStream {
+  GruStream stream;
+  GruDims dims;
+  int64_t batch;
+};
+
+FloatStream make_stream(const GruModel& m, int64_t batch, const pyb::object& h0) {
+  require(batch >= 1, "stream: batch must be >= 1, got ", batch);
+  require(!m.bidirectional, "stream: a bidirectional GRU needs the whole sequence; use forward()");
+  if (h0.is_none()) return {GruStream(m, batch), dims_of(m), batch};
+  const carray<float> h = h0_arg(h0, m.num_layers, batch, m.hidden_size);
+  return {GruStream(m, batch, h.data()), dims_of(m), batch};
+}
+
+pyb::array_t<float> stream_step(FloatStream& s, const pyb::object& frame) {
+  bool flat = false;
+  const carray<float> f = frame_arg(frame, s.batch, s.dims.input_size, flat);
+  // The GIL stays held: a step is short, and it serialises steps of one stream, whose
+  // state two threads must not advance at once.
+  std::vector<float> h = s.stream.step(f.data());
+  return to_numpy(std::move(h), flat ? Shape{s.dims.hidden_size} : Shape{s.batch, s.dims.hidden_size});
+}
+
+pyb::array_t<float> stream_state(const FloatStream& s) {
+  return to_numpy(std::vector<float>(s.stream.state()), Shape{s.dims.num_layers, s.batch, s.dims.hidden_size});
+}
+
+}  // namespace
+
+void bind_gru(pyb::module_& m) {
+  using namespace pybind11::literals;
+
+  pyb::class_<GruModel>(m, "GruModel",
+                        "A float GRU (torch.nn.GRU / Haste semantics), the model the integer GRU is calibrated on.\n\n"
+                        "Tensors: x [T, B, C] (or [B, T, C] with batch_first), y [T, B, D*H], h_n [L*D, B, H] as\n"
+                        "PyTorch. Make one with GruModel.from_torch(nn.GRU), GruModel.from_state_dict(dict) or\n"
+                        "GruModel.load(path) (the safetensors file of tools/export_gru.py).")
+      .def_static("from_torch", &from_torch, "module"_a,
+                  "The float GRU of a torch.nn.GRU (its weights are copied; batch_first is a forward() argument here).")
+      .def_static("from_state_dict", &from_state_dict, "state_dict"_a,
+                  "From an nn.GRU state_dict: {name: array or tensor} with torch's names (weight_ih_l0, ...) and gate\n"
+                  "order (r, z, n). Shapes decide the sizes; missing biases are zero.")
+      .def_static(
+          "load", [](const pyb::object& path) { return load_gru_float(path_arg(path)); }, "path"_a,
+          "Reads the float model file (safetensors, 'gru-float', as tools/export_gru.py writes it).")
+      .def(
+          "save", [](const GruModel& m, const pyb::object& path) { save_gru_float(path_arg(path), m); }, "path"_a,
+          "Writes the float model file (safetensors, 'gru-float').")
+      .def("state_dict", &state_dict,
+           "The model as an nn.GRU state_dict of float32 numpy arrays (torch's names and gate order); load it into a\n"
+           "torch.nn.GRU with load_state_dict({k: torch.from_numpy(v) for k, v in d.items()}).")
+      .def_readonly("input_size", &GruModel::input_size)
+      .def_readonly("hidden_size", &GruModel::hidden_size)
+      .def_readonly("num_layers", &GruModel::num_layers)
+      .def_readonly("bidirectional", &GruModel::bidirectional)
+      .def_property_readonly("directions", &GruModel::directions)
+      .def("forward", &forward, "x"_a, "h0"_a = pyb::none(), "lengths"_a = pyb::none(), "batch_first"_a = false,
+           "Runs the float GRU: x [T, B, C] ([B, T, C] if batch_first), h0 [L*D, B, H] or None (zeros), lengths [B]\n"
+           "or None (all T). Returns (y, h_n) as float32 arrays: y [T, B, D*H] ([B, T, D*H]), zero at padded steps;\n"
+           "h_n [L*D, B, H]. NaN / Inf in x or h0 raise ValueError.")
+      .def("__call__", &forward, "x"_a, "h0"_a = pyb::none(), "lengths"_a = pyb::none(), "batch_first"_a = false,
+           "Same as forward().")
+      .def("stream", &make_stream, "batch"_a = 1, "h0"_a = pyb::none(), pyb::keep_alive<0, 1>(),
+           "A GruStream: one frame at a time (unidirectional models only), equal to forward() bit for bit.\n"
+           "h0: [L, B, H] or None (zeros).")
+      .def("__repr__", [](const GruModel& g) {
+        return "GruModel(input_size=" + std::to_string(g.input_size) + ", hidden_size=" + std::to_string(g.hidden_size) +
+               ", num_layers=" + std::to_string(g.num_layers) + ", bidirectional=" + (g.bidirectional ? "True" : "False") + ")";
+      });
+
+  pyb::class_<FloatStream>(m, "GruStream",
+                           "Streaming float GRU (from GruModel.stream()): step() advances every layer by one frame.")
+      .def("step", &stream_step, "frame"_a,
+           "Advances by one frame [B, C] (or [C] when B == 1); returns the top layer's h [B, H] (or [H]).")
+      .def_property_readonly("state", &stream_state, "The state [L, B, H] (a copy).")
+      .def_property_readonly("batch", [](const FloatStream& s) { return s.batch; });
+
+  bind_qgru(m);
+}
+
+}  // namespace fixq::py

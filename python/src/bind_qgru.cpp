@@ -1,0 +1,314 @@
+// fixq.GruQuantConfig, GruQuantParams, GruCalibrator, QuantizedGru and
+// QuantizedGruStream: the integer GRU (fixq/qgru.h) for numpy arrays.
+//
+// Parameters travel as the library's own versioned JSON, so params() dicts, the .fixq
+// file and `fixq gru quantize --params-out` all hold the same numbers (floats round-trip
+// exactly through JSON both in C++ and in Python's json module).
+#include <pybind11/stl.h>
+
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindings.h"
+#include "fixq/calib.h"
+#include "fixq/qgru.h"
+#include "gru_args.h"
+
+namespace fixq::py {
+
+namespace {
+
+ScaleKind parse_scales(const std::string& s) {
+  if (s == "pow2") return ScaleKind::PowerOfTwo;
+  if (s == "multiplier") return ScaleKind::Float;
+  fail("scales must be 'pow2' or 'multiplier', got '", s, "'");
+}
+
+std::string scales_name(ScaleKind k) { return k == ScaleKind::PowerOfTwo ? "pow2" : "multiplier"; }
+
+pyb::object json_loads(const std::string& text) { return pyb::module_::import("json").attr("loads")(text); }
+std::string json_dumps(const pyb::handle& obj) { return pyb::module_::import("json").attr("dumps")(obj).cast<std::string>(); }
+
+// config: "int8" | "int16" | GruQuantConfig | dict | JSON text | path of a JSON file (as
+// the CLI's --config). scales applies to the named bases; with a full configuration it
+// must be omitted (None) or agree with the configuration's own.
+GruQuantConfig config_arg(const pyb::object& config, const pyb::object& scales) {
+  GruQuantConfig c;
+  bool named = false;
+  if (pyb::isinstance<GruQuantConfig>(config)) {
+    c = config.cast<GruQuantConfig>();
+  } else if (pyb::isinstance<pyb::dict>(config)) {
+    c = GruQuantConfig::from_json(json_dumps(config));
+  } else if (pyb::isinstance<pyb::str>(config) && config.cast<std::string>().find('{') != std::string::npos) {
+    c = GruQuantConfig::from_json(config.cast<std::string>());
+  } else if (pyb::isinstance<pyb::str>(config) && (config.cast<std::string>() == "int8" || config.cast<std::string>() == "int16")) {
+    const ScaleKind kind = parse_scales(scales.is_none() ? "pow2" : scales.cast<std::string>());
+    named = true;
+    c = config.cast<std::string>() == "int8" ? GruQuantConfig::int8(kind) : GruQuantConfig::int16(kind);
+  } else if (pyb::isinstance<pyb::str>(config) || pyb::hasattr(config, "__fspath__")) {
+    const std::string path = path_arg(config);
+    std::ifstream in(path);
+    if (!in) fail("config '", path, "' is neither int8, int16, JSON text nor a readable JSON config file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    c = GruQuantConfig::from_json(ss.str());
+  } else {
+    fail("config must be 'int8', 'int16', a GruQuantConfig, a dict, JSON text or a JSON file path");
+  }
+  if (!named && !scales.is_none() && parse_scales(scales.cast<std::string>()) != c.scale_kind)
+    fail("scales='", scales.cast<std::string>(), "' contradicts the configuration's own scales '", scales_name(c.scale_kind),
+         "'; omit scales or change the configuration");
+  c.validate();
+  return c;
+}
+
+// params: GruQuantParams | dict (params_dict()) | JSON text.
+GruQuantParams params_arg(const pyb::object& params) {
+  if (pyb::isinstance<GruQuantParams>(params)) return params.cast<GruQuantParams>();
+  if (pyb::isinstance<pyb::dict>(params)) return GruQuantParams::from_json(json_dumps(params));
+  if (pyb::isinstance<pyb::str>(params)) return GruQuantParams::from_json(params.cast<std::string>());
+  fail("params must be a GruQuantParams, a dict (as params() returns) or JSON text");
+}
+
+pyb::dict config_bits(const GruQuantConfig& c) {
+  pyb::dict d;
+  for (int i = 0; i < kGruOpCount; ++i) d[pyb::str(to_string(static_cast<GruOp>(i)))] = c.bits[static_cast<size_t>(i)];
+  return d;
+}
+
+GruQuantConfig make_config(const std::string& base, const std::string& scales, const pyb::object& bits) {
+  require(base == "int8" || base == "int16", "base must be 'int8' or 'int16', got '", base, "'");
+  GruQuantConfig c = base == "int8" ? GruQuantConfig::int8(parse_scales(scales)) : GruQuantConfig::int16(parse_scales(scales));
+  if (!bits.is_none()) {
+    for (const auto& [k, v] : bits.cast<pyb::dict>()) {
+      const GruOp op = parse_gru_op(pyb::str(k).cast<std::string>());
+      const int b = v.cast<int>();
+      require(b == 8 || b == 16, "GRU operator ", to_string(op), " has ", b, " bits; each operator is 8 or 16 bits");
+      c.bits[static_cast<size_t>(op)] = b;
+    }
+  }
+  c.validate();
+  return c;
+}
+
+GruDims dims_of(const QuantizedGru& q) {
+  return {q.input_size(), q.hidden_size(), q.num_layers(), q.bidirectional() ? 2 : 1};
+}
+
+ObserverConfig observer_config(const std::string& method, double ema_decay, double percentile, int bins) {
+  ObserverConfig oc;
+  oc.method = parse_calib_method(method);
+  oc.ema_decay = ema_decay;
+  oc.percentile = percentile;
+  oc.bins = bins;
+  oc.validate();
+  return oc;
+}
+
+
+// The calibrator and the model it reads (a Python reference keeps the model alive).
+// observe() runs without the GIL; the mutex keeps two Python threads from feeding one
+// calibrator at once.
+struct Calibrator {
+  GruCalibrator cal;
+  const GruModel* model;
+  std::unique_ptr<std::mutex> busy = std::make_unique<std::mutex>();
+};
+
+void observe(Calibrator& c, const pyb::object& x, const pyb::object& lengths, bool batch_first, const pyb::object& h0) {
+  const GruModel& m = *c.model;
+  GruArgs a;
+  make_gru_args(a, {m.input_size, m.hidden_size, m.num_layers, m.directions()}, x, h0, lengths, batch_first);
+  pyb::gil_scoped_release nogil;
+  const std::lock_guard<std::mutex> lock(*c.busy);
+  c.cal.observe(a.x.data(), a.x_shape, a.options);
+}
+
+pyb::tuple qforward(const QuantizedGru& q, const pyb::object& x, const pyb::object& h0, const pyb::object& lengths,
+                    bool batch_first) {
+  GruArgs a;
+  make_gru_args(a, dims_of(q), x, h0, lengths, batch_first);
+  GruOutput out;
+  {
+    pyb::gil_scoped_release nogil;
+    out = q.forward(a.x.data(), a.x_shape, a.options);
+  }
+  return gru_result(std::move(out), a, dims_of(q));
+}
+
+struct QuantStream {
+  QuantizedGruStream stream;
+  GruDims dims;
+  int64_t batch;
+};
+
+QuantStream make_qstream(const QuantizedGru& q, int64_t batch, const pyb::object& h0) {
+  require(batch >= 1, "stream: batch must be >= 1, got ", batch);
+  require(!q.bidirectional(), "stream: a bidirectional GRU needs the whole sequence; use forward()");
+  if (h0.is_none()) return {QuantizedGruStream(q, batch), dims_of(q), batch};
+  const carray<float> h = h0_arg(h0, q.num_layers(), batch, q.hidden_size());
+  return {QuantizedGruStream(q, batch, h.data()), dims_of(q), batch};
+}
+
+pyb::array_t<float> qstream_step(QuantStream& s, const pyb::object& frame) {
+  bool flat = false;
+  const carray<float> f = frame_arg(frame, s.batch, s.dims.input_size, flat);
+  // The GIL stays held: a step is short, and it serialises steps of one stream, whose
+  // state two threads must not advance at once.
+  std::vector<float> h = s.stream.step(f.data());
+  return to_numpy(std::move(h), flat ? Shape{s.dims.hidden_size} : Shape{s.batch, s.dims.hidden_size});
+}
+
+}  // namespace
+
+void bind_qgru(pyb::module_& m) {
+  using namespace pybind11::literals;
+
+  pyb::class_<GruQuantConfig>(m, "GruQuantConfig",
+                              "Bit widths (8 or 16) per GRU operator and the kind of scale ('pow2': shifts only, or\n"
+                              "'multiplier': fixed-point multipliers).")
+      .def(pyb::init(&make_config), "base"_a = "int8", "scales"_a = "pow2", "bits"_a = pyb::none(),
+           "GruQuantConfig(base='int8', scales='pow2', bits=None): 'int8' = every operator 8-bit, 'int16' = 8-bit\n"
+           "weights (W, R) and 16-bit everything else; bits={'g_pre': 16, ...} overrides operators.")
+      .def_static("int8", [](const std::string& scales) { return GruQuantConfig::int8(parse_scales(scales)); }, "scales"_a = "pow2")
+      .def_static("int16", [](const std::string& scales) { return GruQuantConfig::int16(parse_scales(scales)); }, "scales"_a = "pow2")
+      .def_static("from_json", &GruQuantConfig::from_json, "text"_a,
+                  "{\"version\": 1, \"base\": \"int8\"|\"int16\", \"scales\": \"pow2\"|\"multiplier\", \"bits\": {...}}")
+      .def("to_json", &GruQuantConfig::to_json)
+      .def("to_dict", [](const GruQuantConfig& c) { return json_loads(c.to_json()); })
+      .def_static("from_dict", [](const pyb::dict& d) { return GruQuantConfig::from_json(json_dumps(d)); }, "d"_a)
+      .def_property_readonly("scales", [](const GruQuantConfig& c) { return scales_name(c.scale_kind); })
+      .def_property_readonly("bits", &config_bits, "{operator name: bits} (a copy)")
+      .def("__eq__", [](const GruQuantConfig& a, const GruQuantConfig& b) { return a.bits == b.bits && a.scale_kind == b.scale_kind; })
+      .def("__repr__", [](const GruQuantConfig& c) { return "GruQuantConfig.from_json('''" + c.to_json() + "''')"; });
+
+  pyb::class_<GruQuantParams>(m, "GruQuantParams",
+                              "Quantization parameters of every operator of every cell ([layer * D + direction]).")
+      .def_static("from_json", &GruQuantParams::from_json, "text"_a)
+      .def("to_json", &GruQuantParams::to_json)
+      .def_static("from_dict", [](const pyb::dict& d) { return GruQuantParams::from_json(json_dumps(d)); }, "d"_a,
+                  "From the dict to_dict() returns (the versioned JSON, parsed).")
+      .def("to_dict", [](const GruQuantParams& p) { return json_loads(p.to_json()); },
+           "{'version': 1, 'config': {...}, 'cells': [{op: {'scale': [...], 'exponent': [...], 'zero_point': [...]}}]}")
+      .def_property_readonly("config", [](const GruQuantParams& p) { return p.config; })
+      .def_property_readonly("num_cells", [](const GruQuantParams& p) { return p.cells.size(); })
+      .def(
+          "op",
+          [](const GruQuantParams& p, size_t cell, const std::string& op) {
+            require(cell < p.cells.size(), "cell ", cell, " out of range: the parameters hold ", p.cells.size(), " cells");
+            return p.cells[cell][parse_gru_op(op)];
+          },
+          "cell"_a, "op"_a, "The QuantParams of one operator ('x', 'h', 'W', 'z_pre', ...) of one cell.")
+      .def("__eq__", [](const GruQuantParams& a, const GruQuantParams& b) { return a.to_json() == b.to_json(); });
+
+  m.def("gru_ops", [] {
+    std::vector<std::string> v;
+    for (int i = 0; i < kGruOpCount; ++i) v.push_back(to_string(static_cast<GruOp>(i)));
+    return v;
+  }, "The operator names of the integer GRU, in the library's order.");
+
+  pyb::class_<Calibrator>(m, "GruCalibrator",
+                          "Streams calibration batches through the float GRU and records every operator's range.\n\n"
+                          "GruCalibrator(model, config='int8', scales=None, method='minmax', ema_decay=0.9,\n"
+                          "percentile=99.99, bins=2048). config: 'int8' | 'int16' | GruQuantConfig | dict | JSON text |\n"
+                          "JSON file path; scales: 'pow2' (default) | 'multiplier' for the named configs; method:\n"
+                          "'minmax' | 'ema' | 'percentile' | 'mse'. Each observe() call is one EMA step per time step.")
+      .def(pyb::init([](const GruModel& model, const pyb::object& config, const pyb::object& scales, const std::string& method,
+                        double ema_decay, double percentile, int bins) {
+             return Calibrator{GruCalibrator(model, config_arg(config, scales), observer_config(method, ema_decay, percentile, bins)),
+                               &model};
+           }),
+           "model"_a, "config"_a = "int8", "scales"_a = pyb::none(), "method"_a = "minmax", "ema_decay"_a = 0.9,
+           "percentile"_a = 99.99, "bins"_a = 2048, pyb::keep_alive<1, 2>())
+      .def(
+          "observe",
+          [](Calibrator& c, const pyb::object& x, const pyb::object& lengths, bool batch_first, const pyb::object& h0) {
+            observe(c, x, lengths, batch_first, h0);
+          },
+          "x"_a, "lengths"_a = pyb::none(), "batch_first"_a = false, "h0"_a = pyb::none(),
+          "Feeds one batch x [T, B, C] ([B, T, C] if batch_first) through the float GRU.")
+      .def(
+          "calibrate",
+          [](Calibrator& c, const pyb::iterable& batches, bool batch_first) {
+            for (const pyb::handle& item : batches) {
+              if (pyb::isinstance<pyb::tuple>(item)) {
+                const pyb::tuple t = item.cast<pyb::tuple>();
+                require(t.size() == 2, "calibrate: a tuple batch must be (x, lengths)");
+                observe(c, t[0], t[1], batch_first, pyb::none());
+              } else {
+                observe(c, pyb::reinterpret_borrow<pyb::object>(item), pyb::none(), batch_first, pyb::none());
+              }
+            }
+            return c.cal.batches();
+          },
+          "batches"_a, "batch_first"_a = false,
+          "observe() every item of an iterable: arrays x, or (x, lengths) tuples. Returns the batches observed so far.")
+      .def_property_readonly("batches", [](const Calibrator& c) { return c.cal.batches(); })
+      .def(
+          "finalize",
+          [](const Calibrator& c) {
+            pyb::gil_scoped_release nogil;
+            const std::lock_guard<std::mutex> lock(*c.busy);
+            return c.cal.finalize();
+          },
+          "Parameters for every operator (GruQuantParams). Raises ValueError before any observe().");
+
+  pyb::class_<QuantizedGru>(m, "QuantizedGru",
+                            "The integer-only GRU: QuantizedGru(model, params) with params a GruQuantParams, a dict\n"
+                            "(params()) or JSON text; or QuantizedGru.load(path) of a .fixq file (`fixq gru quantize`).\n"
+                            "forward() quantizes x, runs the integer time loop and dequantizes the outputs.")
+      .def(pyb::init([](const GruModel& model, const pyb::object& params) {
+             const GruQuantParams p = params_arg(params);
+             pyb::gil_scoped_release nogil;
+             return QuantizedGru(model, p);
+           }),
+           "model"_a, "params"_a)
+      .def_static(
+          "load", [](const pyb::object& path) { return QuantizedGru::load(path_arg(path)); }, "path"_a,
+          "Reads a quantized model file (.fixq, 'gru-quantized').")
+      .def(
+          "save", [](const QuantizedGru& q, const pyb::object& path) { q.save(path_arg(path)); }, "path"_a,
+          "Writes the quantized model file (.fixq), as `fixq gru quantize` does.")
+      .def("params", [](const QuantizedGru& q) { return json_loads(q.params().to_json()); },
+           "The parameters as a dict (the versioned JSON of GruQuantParams, parsed); QuantizedGru(model, d) takes it back.")
+      .def_property_readonly("quant_params", [](const QuantizedGru& q) { return q.params(); }, "The parameters (GruQuantParams).")
+      .def_property_readonly("config", [](const QuantizedGru& q) { return q.params().config; })
+      .def_property_readonly("input_size", &QuantizedGru::input_size)
+      .def_property_readonly("hidden_size", &QuantizedGru::hidden_size)
+      .def_property_readonly("num_layers", &QuantizedGru::num_layers)
+      .def_property_readonly("bidirectional", &QuantizedGru::bidirectional)
+      .def_property_readonly("directions", [](const QuantizedGru& q) { return q.bidirectional() ? 2 : 1; })
+      .def("vectorized_cells", &QuantizedGru::vectorized_cells,
+           "Per cell: whether it runs the vectorised loop on this CPU (both loops compute the same integers).")
+      .def("forward", &qforward, "x"_a, "h0"_a = pyb::none(), "lengths"_a = pyb::none(), "batch_first"_a = false,
+           "As GruModel.forward, through the integer GRU: returns (y, h_n) float32, the dequantized integer outputs.")
+      .def("__call__", &qforward, "x"_a, "h0"_a = pyb::none(), "lengths"_a = pyb::none(), "batch_first"_a = false,
+           "Same as forward().")
+      .def("stream", &make_qstream, "batch"_a = 1, "h0"_a = pyb::none(), pyb::keep_alive<0, 1>(),
+           "A QuantizedGruStream (unidirectional models): the state stays integer between frames; its steps equal\n"
+           "forward() bit for bit. h0: [L, B, H] or None (zeros).")
+      .def("__repr__", [](const QuantizedGru& q) {
+        return "QuantizedGru(input_size=" + std::to_string(q.input_size()) + ", hidden_size=" + std::to_string(q.hidden_size()) +
+               ", num_layers=" + std::to_string(q.num_layers()) + ", bidirectional=" + (q.bidirectional() ? "True" : "False") +
+               ", scales='" + scales_name(q.params().config.scale_kind) + "')";
+      });
+
+  pyb::class_<QuantStream>(m, "QuantizedGruStream",
+                           "Streaming integer GRU (from QuantizedGru.stream()): step() advances every layer by one frame.")
+      .def("step", &qstream_step, "frame"_a,
+           "Advances by one frame [B, C] (or [C] when B == 1); returns the top layer's h [B, H] (or [H]), dequantized.")
+      .def_property_readonly(
+          "state",
+          [](const QuantStream& s) {
+            return to_numpy(s.stream.state(), Shape{s.dims.num_layers, s.batch, s.dims.hidden_size});
+          },
+          "The state [L, B, H], dequantized.")
+      .def_property_readonly("batch", [](const QuantStream& s) { return s.batch; });
+}
+
+}  // namespace fixq::py

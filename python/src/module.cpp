@@ -1,0 +1,21 @@
+// python/src/module.cpp — the _fixq extension module: fixq's C++ API for Python.
+//
+// fixq::Error (bad input) becomes ValueError with the library's own one-line message;
+// the pure-Python package `fixq` (python/fixq/__init__.py) re-exports everything.
+#include "bindings.h"
+
+PYBIND11_MODULE(_fixq, m) {
+  m.doc() = "fixq: integer-only quantized inference (C++ core). Import the `fixq` package, not this module.";
+  pybind11::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const fixq::Error& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  fixq::py::bind_quant(m);
+  fixq::py::bind_gemm(m);
+  fixq::py::bind_gru(m);
+  fixq::py::bind_formats(m);
+  fixq::py::bind_metrics(m);
+}
