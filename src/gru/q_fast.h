@@ -29,6 +29,9 @@ struct LaneScale {
   int32_t m = 1;
   int32_t left = 0;
   int32_t right = 0;
+  // Power-of-two right shifts (<= 30) whose inputs leave room for the rounding constant:
+  // (x + 2^(right-1)) >> right then cannot overflow int32 and takes two lane operations.
+  bool add_then_shift = false;
 };
 
 // Requantization of one GEMM output row n to an operator: sat(R_n(clamp(acc - comp_n)) + zp).

@@ -37,6 +37,8 @@ V interleave_low(V even, V odd) { return _mm256_blend_epi32(even, _mm256_slli_ep
 struct Scale {
   V m, left, right, right_m1, bit;  // right_m1 = max(right - 1, 0); bit = right > 0
   V right_even, right_odd;          // right as 64-bit lanes (multiplier plans)
+  bool add_then_shift = false;      // LaneScale::add_then_shift, with half = 2^(right-1)
+  V half;
 };
 
 Scale make_scale(V m, V left, V right) {
@@ -48,14 +50,21 @@ Scale make_scale(V m, V left, V right) {
   s.bit = _mm256_min_epi32(right, splat(1));
   s.right_even = _mm256_and_si256(right, _mm256_set1_epi64x(0xffffffff));
   s.right_odd = _mm256_srli_epi64(right, 32);
+  s.half = _mm256_setzero_si256();
   return s;
 }
 
-Scale make_scale(const LaneScale& l) { return make_scale(splat(l.m), splat(l.left), splat(l.right)); }
+Scale make_scale(const LaneScale& l) {
+  Scale s = make_scale(splat(l.m), splat(l.left), splat(l.right));
+  s.add_then_shift = l.add_then_shift;
+  s.half = splat(l.right > 0 ? 1 << (l.right - 1) : 0);
+  return s;
+}
 
 // round_half_up(x * 2^left / 2^right) in int32 (power-of-two plans): (x >> r) plus bit
 // r - 1 of x; counts >= 32 fill with the sign, which gives 0 as the exact result does.
 V apply_pow2(V x, const Scale& s) {
+  if (s.add_then_shift) return _mm256_srav_epi32(_mm256_add_epi32(x, s.half), s.right);
   x = _mm256_sllv_epi32(x, s.left);
   const V q = _mm256_srav_epi32(x, s.right);
   return _mm256_add_epi32(q, _mm256_and_si256(_mm256_srav_epi32(x, s.right_m1), s.bit));

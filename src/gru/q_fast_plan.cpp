@@ -56,8 +56,10 @@ struct Term {
 };
 
 std::optional<Term> term(const FixedPointScale& s, Interval x, bool pow2) {
-  const std::optional<LaneScale> l = lane_scale(s, x, pow2);
+  std::optional<LaneScale> l = lane_scale(s, x, pow2);
   if (!l) return std::nullopt;
+  if (pow2 && l->left == 0 && l->right <= 30 && x.magnitude() + ((int64_t{1} << l->right) >> 1) <= kI32Max)
+    l->add_then_shift = true;
   Term t{*l, {s.apply(x.lo), s.apply(x.hi)}};
   if (!t.out.in_int32()) return std::nullopt;
   return t;
