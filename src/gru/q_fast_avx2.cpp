@@ -57,7 +57,8 @@ Scale make_scale(V m, V left, V right) {
 Scale make_scale(const LaneScale& l) {
   Scale s = make_scale(splat(l.m), splat(l.left), splat(l.right));
   s.add_then_shift = l.add_then_shift;
-  s.half = splat(l.right > 0 ? 1 << (l.right - 1) : 0);
+  // Only add-then-shift scales (right <= 30) use half; multiplier shifts reach 62.
+  s.half = splat(l.add_then_shift && l.right > 0 ? int32_t{1} << (l.right - 1) : 0);
   return s;
 }
 
