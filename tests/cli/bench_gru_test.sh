@@ -66,16 +66,7 @@ for (h, b, impl), (us, ratio) in torch.items():
     check_ratio(sys.argv[2], (h, b, impl), us, ratio, fixq[(h, b, "onednn_gru_u8s8")][0])
 PY
 
-expect_fail() {  # expect_fail NEEDLE COMMAND...
-  local needle=$1
-  shift
-  if "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
-    echo "expected failure: $*" >&2
-    exit 1
-  fi
-  grep -q -- "$needle" "$tmp/err.txt" || { echo "error lacks '$needle':" >&2; cat "$tmp/err.txt" >&2; exit 1; }
-  [[ $(wc -l <"$tmp/err.txt") -eq 1 ]] || { echo "error is not one line:" >&2; cat "$tmp/err.txt" >&2; exit 1; }
-}
+source "$(dirname "$0")/expect_fail.sh"
 expect_fail "--hidden: '0'" "$fixq" bench gru --hidden 0
 expect_fail "--batch: '-1'" "$fixq" bench gru --batch -1
 expect_fail "--hidden: 'abc'" "$fixq" bench gru --hidden abc

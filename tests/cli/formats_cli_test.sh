@@ -28,16 +28,7 @@ done
 grep -Eq '^q4_0 +: rmse [0-9.]+, maxerr [0-9.]+, 95pct<[0-9.]+, median<[0-9.]+$' "$tmp/stats.txt"
 grep -q "sqnr" "$tmp/stats.txt"
 
-expect_fail() {  # expect_fail NEEDLE COMMAND...
-  local needle=$1
-  shift
-  if "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
-    echo "expected failure: $*" >&2
-    exit 1
-  fi
-  grep -q -- "$needle" "$tmp/err.txt" || { echo "error lacks '$needle':" >&2; cat "$tmp/err.txt" >&2; exit 1; }
-  [[ $(wc -l <"$tmp/err.txt") -eq 1 ]] || { echo "error is not one line:" >&2; cat "$tmp/err.txt" >&2; exit 1; }
-}
+source "$(dirname "$0")/expect_fail.sh"
 "$fixq" formats quantize --type q4_0 "$tmp/w.npy" -o "$tmp/w.bin" >/dev/null
 head -c 200 "$tmp/w.bin" >"$tmp/trunc.bin"
 expect_fail "truncated" "$fixq" formats dequantize "$tmp/trunc.bin" -o "$tmp/x.npy"

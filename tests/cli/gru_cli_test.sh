@@ -64,16 +64,7 @@ PY
 echo '{"version": 1, "base": "int8", "scales": "pow2", "bits": {"g_pre": 16, "h": 16}}' >"$tmp/mixed.json"
 "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" --config "$tmp/mixed.json" -o "$tmp/m.fixq" >/dev/null
 echo '{"version": 1, "bits": {"gate": 8}}' >"$tmp/bad.json"
-expect_fail() {  # expect_fail NEEDLE COMMAND...
-  local needle=$1
-  shift
-  if "$@" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
-    echo "expected failure: $*" >&2
-    exit 1
-  fi
-  grep -q -- "$needle" "$tmp/err.txt" || { echo "error lacks '$needle':" >&2; cat "$tmp/err.txt" >&2; exit 1; }
-  [[ $(wc -l <"$tmp/err.txt") -eq 1 ]] || { echo "error is not one line:" >&2; cat "$tmp/err.txt" >&2; exit 1; }
-}
+source "$(dirname "$0")/expect_fail.sh"
 expect_fail "gate" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" --config "$tmp/bad.json" -o "$tmp/x.fixq"
 head -c 100 "$tmp/q.fixq" >"$tmp/trunc.fixq"
 expect_fail "safetensors" "$fixq" gru run --model "$tmp/trunc.fixq" --input "$tmp/ref/x.npy" -o "$tmp/y.npy"
