@@ -60,32 +60,10 @@ pyb::tuple forward(const GruModel& m, const pyb::object& x, const pyb::object& h
   return gru_result(std::move(out), a, dims_of(m));
 }
 
-// GruStream plus what Python needs to check frames and shape results.
-struct FloatStream {
-  GruStream stream;
-  GruDims dims;
-  int64_t batch;
-};
+using FloatStream = PyStream<GruStream>;
 
 FloatStream make_stream(const GruModel& m, int64_t batch, const pyb::object& h0) {
-  require(batch >= 1, "stream: batch must be >= 1, got ", batch);
-  require(!m.bidirectional, "stream: a bidirectional GRU needs the whole sequence; use forward()");
-  if (h0.is_none()) return {GruStream(m, batch), dims_of(m), batch};
-  const carray<float> h = h0_arg(h0, m.num_layers, batch, m.hidden_size);
-  return {GruStream(m, batch, h.data()), dims_of(m), batch};
-}
-
-pyb::array_t<float> stream_step(FloatStream& s, const pyb::object& frame) {
-  bool flat = false;
-  const carray<float> f = frame_arg(frame, s.batch, s.dims.input_size, flat);
-  // The GIL stays held: a step is short, and it serialises steps of one stream, whose
-  // state two threads must not advance at once.
-  std::vector<float> h = s.stream.step(f.data());
-  return to_numpy(std::move(h), flat ? Shape{s.dims.hidden_size} : Shape{s.batch, s.dims.hidden_size});
-}
-
-pyb::array_t<float> stream_state(const FloatStream& s) {
-  return to_numpy(std::vector<float>(s.stream.state()), Shape{s.dims.num_layers, s.batch, s.dims.hidden_size});
+  return make_py_stream<GruStream>(m, dims_of(m), batch, h0);
 }
 
 }  // namespace
@@ -133,9 +111,9 @@ void bind_gru(pyb::module_& m) {
 
   pyb::class_<FloatStream>(m, "GruStream",
                            "Streaming float GRU (from GruModel.stream()): step() advances every layer by one frame.")
-      .def("step", &stream_step, "frame"_a,
+      .def("step", &py_stream_step<GruStream>, "frame"_a,
            "Advances by one frame [B, C] (or [C] when B == 1); returns the top layer's h [B, H] (or [H]).")
-      .def_property_readonly("state", &stream_state, "The state [L, B, H] (a copy).")
+      .def_property_readonly("state", &py_stream_state<GruStream>, "The state [L, B, H] (a copy).")
       .def_property_readonly("batch", [](const FloatStream& s) { return s.batch; });
 
   bind_qgru(m);

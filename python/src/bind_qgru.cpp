@@ -141,27 +141,10 @@ pyb::tuple qforward(const QuantizedGru& q, const pyb::object& x, const pyb::obje
   return gru_result(std::move(out), a, dims_of(q));
 }
 
-struct QuantStream {
-  QuantizedGruStream stream;
-  GruDims dims;
-  int64_t batch;
-};
+using QuantStream = PyStream<QuantizedGruStream>;
 
 QuantStream make_qstream(const QuantizedGru& q, int64_t batch, const pyb::object& h0) {
-  require(batch >= 1, "stream: batch must be >= 1, got ", batch);
-  require(!q.bidirectional(), "stream: a bidirectional GRU needs the whole sequence; use forward()");
-  if (h0.is_none()) return {QuantizedGruStream(q, batch), dims_of(q), batch};
-  const carray<float> h = h0_arg(h0, q.num_layers(), batch, q.hidden_size());
-  return {QuantizedGruStream(q, batch, h.data()), dims_of(q), batch};
-}
-
-pyb::array_t<float> qstream_step(QuantStream& s, const pyb::object& frame) {
-  bool flat = false;
-  const carray<float> f = frame_arg(frame, s.batch, s.dims.input_size, flat);
-  // The GIL stays held: a step is short, and it serialises steps of one stream, whose
-  // state two threads must not advance at once.
-  std::vector<float> h = s.stream.step(f.data());
-  return to_numpy(std::move(h), flat ? Shape{s.dims.hidden_size} : Shape{s.batch, s.dims.hidden_size});
+  return make_py_stream<QuantizedGruStream>(q, dims_of(q), batch, h0);
 }
 
 }  // namespace
@@ -300,13 +283,11 @@ void bind_qgru(pyb::module_& m) {
 
   pyb::class_<QuantStream>(m, "QuantizedGruStream",
                            "Streaming integer GRU (from QuantizedGru.stream()): step() advances every layer by one frame.")
-      .def("step", &qstream_step, "frame"_a,
+      .def("step", &py_stream_step<QuantizedGruStream>, "frame"_a,
            "Advances by one frame [B, C] (or [C] when B == 1); returns the top layer's h [B, H] (or [H]), dequantized.")
       .def_property_readonly(
           "state",
-          [](const QuantStream& s) {
-            return to_numpy(s.stream.state(), Shape{s.dims.num_layers, s.batch, s.dims.hidden_size});
-          },
+          &py_stream_state<QuantizedGruStream>,
           "The state [L, B, H], dequantized.")
       .def_property_readonly("batch", [](const QuantStream& s) { return s.batch; });
 }

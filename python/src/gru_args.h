@@ -86,4 +86,37 @@ inline carray<float> frame_arg(const pyb::object& obj, int64_t batch, int64_t C,
   return f;
 }
 
+// A stream (GruStream or QuantizedGruStream) plus what Python needs to check frames and
+// shape results; one wrapper serves the float and the integer GRU.
+template <class Stream>
+struct PyStream {
+  Stream stream;
+  GruDims dims;
+  int64_t batch;
+};
+
+template <class Stream, class Model>
+PyStream<Stream> make_py_stream(const Model& m, const GruDims& d, int64_t batch, const pyb::object& h0) {
+  require(batch >= 1, "stream: batch must be >= 1, got ", batch);
+  require(d.directions == 1, "stream: a bidirectional GRU needs the whole sequence; use forward()");
+  if (h0.is_none()) return {Stream(m, batch), d, batch};
+  const carray<float> h = h0_arg(h0, d.num_layers, batch, d.hidden_size);
+  return {Stream(m, batch, h.data()), d, batch};
+}
+
+// The GIL stays held: a step is short, and it serialises steps of one stream, whose state
+// two threads must not advance at once.
+template <class Stream>
+pyb::array_t<float> py_stream_step(PyStream<Stream>& s, const pyb::object& frame) {
+  bool flat = false;
+  const carray<float> f = frame_arg(frame, s.batch, s.dims.input_size, flat);
+  std::vector<float> h = s.stream.step(f.data());
+  return to_numpy(std::move(h), flat ? Shape{s.dims.hidden_size} : Shape{s.batch, s.dims.hidden_size});
+}
+
+template <class Stream>
+pyb::array_t<float> py_stream_state(const PyStream<Stream>& s) {
+  return to_numpy(std::vector<float>(s.stream.state()), Shape{s.dims.num_layers, s.batch, s.dims.hidden_size});
+}
+
 }  // namespace fixq::py

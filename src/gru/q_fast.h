@@ -9,8 +9,8 @@
 //   * requantizing a GEMM accumulator, y = sat(R(v) + zp), depends on v only inside the
 //     window [lo, hi] where y is not yet saturated (R is monotone), so v is first clamped
 //     to that window, which fits int32 even when v itself is an int64 accumulator;
-//   * a rounding shift of a 64-bit product is split into high and low words where needed
-//     (power-of-two plans; multiplier plans need their products to fit int32).
+//   * a product that may leave int32 is formed in 64 bits and rounded there (power-of-two
+//     plans) or split into high and low parts times the multiplier (multiplier plans).
 #pragma once
 
 #include <cstdint>
@@ -56,7 +56,7 @@ struct FastPlan {
   // The per-tensor scales of the unit update, in the order of q_step_intonly.cpp.
   LaneScale wx_to_z, rh_to_z, wx_to_r, rh_to_r, rh_to_rhab, wx_to_g, rrh_to_g, rrh_mul, old_mul, new_mul, old_to_h,
       new_to_h;
-  // Products whose value can leave int32: computed as 64-bit products (power-of-two only).
+  // Products whose value can leave int32: computed in 64-bit lanes (apply_wide_*).
   bool wide_rrh = false, wide_old = false, wide_new = false;
   // Per unit [hp]: bias plus the target's zero point.
   std::vector<int32_t> c_z, c_r, c_rhab, c_g;

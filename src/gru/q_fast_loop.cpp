@@ -7,7 +7,6 @@
 #include <type_traits>
 
 #include "gemm/driver.h"
-#include "gemm/kernels.h"
 #include "gru/q_fast.h"
 
 namespace fixq::gru_detail {
