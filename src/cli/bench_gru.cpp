@@ -280,9 +280,10 @@ void bench_gru(const GruBenchOptions& o) {
   set_gemm_threads(1);
   onednn_single_thread();
   std::printf(
-      "# fixq bench gru: %s; fixq ISA %s; %s; 1 thread; T=%lld, 1 layer, H = C; "
+      "# fixq bench gru: %s; fixq kernels: gru step %s, gemm s8 x s8 %s, gemm s16 x s8 %s; %s; 1 thread; T=%lld, 1 layer, H = C; "
       "median of 5 samples (3 when one call exceeds %.1f s)\n",
-      cpu_model().c_str(), to_string(active_isa()).c_str(), onednn_version_str().c_str(), static_cast<long long>(T),
+      cpu_model().c_str(), active_kernel("gru step").c_str(), active_kernel("gemm s8 x s8").c_str(),
+      active_kernel("gemm s16 x s8").c_str(), onednn_version_str().c_str(), static_cast<long long>(T),
       budget.slow_call_s);
   std::printf("H,batch,impl,us_per_step,ratio_vs_onednn_int8\n");
   std::fflush(stdout);

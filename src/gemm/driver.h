@@ -2,7 +2,7 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <string>
 
 #include "fixq/gemm.h"
 
@@ -15,5 +15,8 @@ void validate(const MatrixView& a, const PackedB& b);
 // For int32_t the caller has checked fits_int32.
 template <class Acc>
 void accumulate(const MatrixView& a, const PackedB& b, Acc* c, int64_t ldc);
+
+// The micro-kernel the active features select for these operand types, by name.
+std::string kernel_name(IntType a, IntType b);
 
 }  // namespace fixq::gemm_detail

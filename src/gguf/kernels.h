@@ -5,10 +5,11 @@
 // bytes / bits of its scalar reference (`_ref`), which in turn reproduces ggml.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
-#include "fixq/cpu.h"
+#include "cpu/registry.h"
 #include "fixq/gguf.h"
 
 namespace fixq::gguf::detail {
@@ -25,8 +26,24 @@ struct FormatKernels {
   DotFn dot;  // null for formats without a dot product (Q8_1, Q8_K)
 };
 
-// The kernels of `type` for an instruction set (Avx512 runs the AVX2 kernels).
-const FormatKernels& kernels_for(Type type, Isa isa);
+inline constexpr std::size_t kTypeCount = 14;  // every Type (type_table.cpp checks it)
+
+// One instruction-set family's kernels: per format (indexed by Type), and the finiteness
+// scan of quantize's input. A null kernel is inherited from the next family (registry.h).
+struct GgufKernels {
+  std::array<FormatKernels, kTypeCount> format;
+  int64_t (*first_nonfinite)(const float* x, int64_t n);
+};
+
+// Each family's table, in its own file (table_<family>.cpp).
+namespace scalar { extern const GgufKernels kGguf; }
+namespace avx2 { extern const GgufKernels kGguf; }
+
+// Best first, one entry per family (registry.cpp).
+cpu_detail::KernelRegistry<GgufKernels>& registry();
+
+// The active kernels for one format, each operation picked on its own.
+FormatKernels active_kernels(Type type);
 
 // The floating-point fields of a block: byte offsets of its n_f16 fp16 fields (d, m,
 // dmin, s) and of its float32 field (Q8_K's d; -1 if none).

@@ -15,10 +15,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "gru/q_plan.h"
-#include "gru/q_s8_gemm.h"
 
 namespace fixq::gru_detail {
 
@@ -50,9 +50,6 @@ struct FastPlan {
   bool acc64_h = false;
   int64_t hp = 0;        // hidden size rounded up to whole vectors of 8 lanes
   RequantRows wx, rh;    // [3H + 8] rows (the last 8 are benign padding)
-  // int8 x int8 products run on the vpmaddubsw kernel (q_s8_gemm.h): W when x is int8,
-  // R when h is int8; else the general GEMM.
-  std::optional<S8Weights> w8, r8;
   // The per-tensor scales of the unit update, in the order of q_step_intonly.cpp.
   LaneScale wx_to_z, rh_to_z, wx_to_r, rh_to_r, rh_to_rhab, wx_to_g, rrh_to_g, rrh_mul, old_mul, new_mul, old_to_h,
       new_to_h;
@@ -68,6 +65,9 @@ std::optional<FastPlan> build_fast_plan(const CellPlan& plan);
 // Same contract as run_cell (q_plan.h), computed with the AVX2 kernels.
 void run_cell_fast(const CellPlan& plan, const FastPlan& fast, const void* q_x, int64_t steps, int64_t batch,
                    const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
+
+// The name of the kernels run_cell uses for cells with a fast plan.
+std::string fast_kernel_name();
 
 // The AVX2 kernels (q_fast_avx2.cpp).
 namespace avx2 {

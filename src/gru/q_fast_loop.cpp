@@ -25,28 +25,18 @@ void grow(std::vector<T>& v, size_t n) {
 struct Scratch {
   std::vector<int32_t> acc32;
   std::vector<int64_t> acc64;
-  std::vector<int8_t> a8;  // int8 rows padded to whole quads for the s8 kernel
 };
 
-// Raw accumulators of rows [r0, r0 + rows) of a: the s8 kernel when w8 is given.
+// Raw accumulators of rows [r0, r0 + rows) of a (the GEMM's kernels: vpdpbusd on VNNI CPUs,
+// the exact vpmaddubsw sign trick for int8 x int8 on AVX2).
 template <class Acc>
-void accumulate_rows(const MatrixView& a, int64_t r0, int64_t rows, const PackedB& b, const S8Weights* w8,
-                     Acc* acc, int64_t ldc, Scratch& scratch) {
+void accumulate_rows(const MatrixView& a, int64_t r0, int64_t rows, const PackedB& b, Acc* acc, int64_t ldc) {
   const auto elem = static_cast<int64_t>(int_type_bytes(a.type));
   const char* first = static_cast<const char*>(a.data) + r0 * a.stride * elem;
-  if constexpr (std::is_same_v<Acc, int32_t>) {
-    if (w8 != nullptr) {
-      const auto need = static_cast<size_t>(rows * w8->k4);
-      if (scratch.a8.size() < need) scratch.a8.resize(need, 0);  // padding meets zero weights
-      for (int64_t i = 0; i < rows; ++i) std::memcpy(&scratch.a8[static_cast<size_t>(i * w8->k4)], first + i * a.stride, static_cast<size_t>(a.cols));
-      s8_gemm_avx2(*w8, scratch.a8.data(), w8->k4, rows, acc, ldc);
-      return;
-    }
-  }
   gemm_detail::accumulate(MatrixView{a.type, first, rows, a.cols, a.stride}, b, acc, ldc);
 }
 
-void requantized_product(const MatrixView& a, const PackedB& b, const S8Weights* w8, bool acc64, const RequantRows& r,
+void requantized_product(const MatrixView& a, const PackedB& b, bool acc64, const RequantRows& r,
                          int64_t H, int64_t hp, int32_t* out, Scratch& scratch) {
   const int64_t ldc = 3 * H + 8;
   const int64_t chunk = std::min(a.rows, kChunkRows);
@@ -58,8 +48,8 @@ void requantized_product(const MatrixView& a, const PackedB& b, const S8Weights*
   if (!acc64 && acc32.size() < need) acc32.resize(need, 0);
   for (int64_t r0 = 0; r0 < a.rows; r0 += chunk) {
     const int64_t rows = std::min(chunk, a.rows - r0);
-    if (acc64) accumulate_rows(a, r0, rows, b, w8, acc64v.data(), ldc, scratch);
-    else accumulate_rows(a, r0, rows, b, w8, acc32.data(), ldc, scratch);
+    if (acc64) accumulate_rows(a, r0, rows, b, acc64v.data(), ldc);
+    else accumulate_rows(a, r0, rows, b, acc32.data(), ldc);
     for (int64_t i = 0; i < rows; ++i) {
       int32_t* dst = out + (r0 + i) * 3 * hp;
       if (acc64) avx2::requant_rows_s64(r, H, hp, acc64v.data() + i * ldc, dst);
@@ -79,7 +69,7 @@ void run_cell_fast(const CellPlan& p, const FastPlan& f, const void* q_x, int64_
   thread_local std::vector<int32_t> wx;
   grow(wx, static_cast<size_t>(steps * batch * 3 * hp));
   if (steps * batch > 0)
-    requantized_product(MatrixView{p.x.storage, q_x, steps * batch, C, C}, p.w, f.w8 ? &*f.w8 : nullptr, f.acc64_x, f.wx, H, hp, wx.data(),
+    requantized_product(MatrixView{p.x.storage, q_x, steps * batch, C, C}, p.w, f.acc64_x, f.wx, H, hp, wx.data(),
                         scratch);
   thread_local std::vector<int32_t> rh, h32, hn;
   grow(rh, static_cast<size_t>(batch * 3 * hp));
@@ -89,7 +79,7 @@ void run_cell_fast(const CellPlan& p, const FastPlan& f, const void* q_x, int64_
   const int64_t hbytes = int_type_bytes(p.h.storage);
 
   for (int64_t i = 0; i < steps; ++i) {
-    requantized_product(MatrixView{p.h.storage, q_h, batch, H, H}, p.r, f.r8 ? &*f.r8 : nullptr, f.acc64_h, f.rh, H, hp, rh.data(), scratch);
+    requantized_product(MatrixView{p.h.storage, q_h, batch, H, H}, p.r, f.acc64_h, f.rh, H, hp, rh.data(), scratch);
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t len = length(b);
       if (i >= len) continue;  // padding: not computed, output untouched

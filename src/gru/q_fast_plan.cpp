@@ -184,8 +184,6 @@ std::optional<FastPlan> build_fast_plan(const CellPlan& p) {
   if (!wx || !rh) return std::nullopt;
   f.wx = std::move(*wx);
   f.rh = std::move(*rh);
-  if (p.x.storage == IntType::S8 && p.w.type() == IntType::S8) f.w8 = S8Weights::pack(p.q_w, 3 * H, C);
-  if (p.h.storage == IntType::S8 && p.r.type() == IntType::S8) f.r8 = S8Weights::pack(p.q_r, 3 * H, H);
 
   Interval cz, cr, crhab, cg;
   auto c_z = unit_constants(p.bias_z, p.z_pre.zp, f.hp, &cz);

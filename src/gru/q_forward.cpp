@@ -107,7 +107,7 @@ bool QuantizedGru::bidirectional() const { return impl_->bidirectional; }
 
 std::vector<bool> QuantizedGru::vectorized_cells() const {
   std::vector<bool> v;
-  for (const CellPlan& p : impl_->plans) v.push_back(p.fast != nullptr && active_isa() != Isa::Scalar);
+  for (const CellPlan& p : impl_->plans) v.push_back(p.fast != nullptr && (active_features() & kFeatureAvx2) != 0);
   return v;
 }
 

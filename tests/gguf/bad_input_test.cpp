@@ -48,8 +48,8 @@ TEST(GgufBadInput, NanOrInfinityInsideABlock) {
       std::vector<float> x(static_cast<std::size_t>(n), 0.25f);
       x[static_cast<std::size_t>(at)] = value;
       std::vector<std::byte> out(packed_size(t.type, n), std::byte{0x5A});
-      for (Isa isa : test_util::supported_isas()) {
-        test_util::IsaScope scope(isa);
+      for (const fixq::test::KernelPath& path : fixq::test::kernel_paths()) {
+        fixq::test::PathScope scope(path);
         expect_error([&] { quantize(t.type, x.data(), n, out.data()); }, std::string(t.name),
                      "element " + std::to_string(at), "block 1", word);
         for (std::byte b : out) ASSERT_EQ(b, std::byte{0x5A}) << t.name << " wrote output before failing";

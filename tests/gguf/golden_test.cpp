@@ -40,10 +40,10 @@ std::set<std::tuple<std::string, int, int>> caveats(const std::string& kind) {
 
 std::string bin_name(const TypeTraits& t) { return std::string(t.name) + ".bin"; }
 
-class Golden : public ::testing::TestWithParam<Isa> {
+class Golden : public ::testing::TestWithParam<fixq::test::KernelPath> {
  protected:
   void SetUp() override { scope_.emplace(GetParam()); }
-  std::optional<test_util::IsaScope> scope_;
+  std::optional<fixq::test::PathScope> scope_;
 };
 
 TEST_P(Golden, TraitsMatchTypesTsv) {
@@ -148,8 +148,8 @@ TEST_P(Golden, DotsMatchGgmlGenericBitForBit) {
   EXPECT_EQ(pairs, 12);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryIsa, Golden, ::testing::ValuesIn(test_util::supported_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& i) { return to_string(i.param); });
+INSTANTIATE_TEST_SUITE_P(EveryIsa, Golden, ::testing::ValuesIn(fixq::test::kernel_paths()),
+                         [](const ::testing::TestParamInfo<fixq::test::KernelPath>& i) { return i.param.name(); });
 
 }  // namespace
 }  // namespace fixq::gguf

@@ -73,8 +73,8 @@ TEST(GgufSemantics, ErrorShrinksWithTheBits) {
 // top of float accumulation.
 TEST(GgufSemantics, DotIsTheDotOfTheDequantizedOperands) {
   const std::vector<float> a = gaussian(256 * 16, 3, 2.0f), b = gaussian(256 * 16, 4, 0.5f);
-  for (Isa isa : test_util::supported_isas()) {
-    test_util::IsaScope scope(isa);
+  for (const fixq::test::KernelPath& path : fixq::test::kernel_paths()) {
+    fixq::test::PathScope scope(path);
     for (const TypeTraits& t : all_types()) {
       if (!t.dot_type) continue;
       const std::vector<std::byte> x = quantize(t.type, a), y = quantize(*t.dot_type, b);
@@ -86,7 +86,7 @@ TEST(GgufSemantics, DotIsTheDotOfTheDequantizedOperands) {
       }
       const bool has_s = *t.dot_type == Type::Q8_1;
       const double tolerance = (has_s ? 2e-3 : 1e-5) * magnitude;
-      EXPECT_NEAR(dot(t.type, x, y), exact, tolerance) << t.name << " on " << to_string(isa);
+      EXPECT_NEAR(dot(t.type, x, y), exact, tolerance) << t.name << " on " << path.name();
     }
   }
 }
