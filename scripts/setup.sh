@@ -16,8 +16,10 @@ cd "$(dirname "$0")/.."
 #   libopenblas-dev libdnnl-dev        the peers benchmarks are measured against (sgemm, oneDNN)
 #   pybind11-dev python3-pytest        the Python module `fixq` (build/python) and its tests
 #   chromium                           the test that renders `fixq gru eval --report` pages headless
+#   libsimde-dev                       the tests compile the AVX-512 kernels a second time against SIMDe's
+#                                      portable intrinsics, so CPUs without AVX-512 still prove them bit-exact
 packages=(build-essential cmake ninja-build libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-          python3-numpy python3-torch libopenblas-dev libdnnl-dev pybind11-dev python3-pytest chromium)
+          python3-numpy python3-torch libopenblas-dev libdnnl-dev pybind11-dev python3-pytest chromium libsimde-dev)
 
 source scripts/install_missing.sh  # the scripts run from the repository root
 install_missing setup "${packages[@]}"
