@@ -18,13 +18,12 @@ namespace fixq::gemm_detail {
 
 namespace {
 
-// A block of B's panel (kc groups x nr columns) stays in L1 (32 KiB) while every row group
-// of the A block passes; the A block (up to kMc rows x kc groups) stays in L2.
-constexpr int64_t kPanelBlockBytes = 32 * 1024;
+// A block of B's panel (kc groups x nr columns, MicroKernel::kc_bytes) stays in cache while
+// every row group of the A block passes; the A block (up to kMc rows x kc groups) in L2.
 constexpr int64_t kMc = 240;  // a multiple of every kernel's mr (2, 4, 6)
 
 int64_t block_groups(const MicroKernel& k, IntType a, IntType b, bool whole_k_fits) {
-  const int64_t cache = std::max<int64_t>(16, kPanelBlockBytes / (int64_t{k.b.nr} * k.b.kr * k.b.b_bytes));
+  const int64_t cache = std::max<int64_t>(16, k.kc_bytes / (int64_t{k.b.nr} * k.b.kr * k.b.b_bytes));
   // Per-block int32 partial sums must not overflow when they are added into int64 later;
   // when the whole K fits in int32 every running sum does too.
   return whole_k_fits ? cache : std::min(cache, max_block_groups(a, b, k.b.kr));

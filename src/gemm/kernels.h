@@ -32,7 +32,8 @@ struct PanelFormat {
 };
 
 // How a micro-panel of A is stored: for each k-group g, for each of the mr rows r, the
-// group's kr values of row r (rows past the block and k past K are 0).
+// group's kr values of row r (k past K is 0). Rows past the block are not written: a
+// kernel reads only the tile's real rows (TileArgs::rows).
 enum class APacking : uint8_t {
   Pairs16,       // int16 values (u8, s8 or s16 A): vpmaddwd / vpdpwssd pairs
   Quads8,        // uint8 values: u8 A as is, s8 A plus 128 (the driver subtracts 128 * colsum[n])
@@ -71,6 +72,10 @@ struct MicroKernel {
   APacking a;
   PanelFormat b;
   void (*run)(const TileArgs&);
+  // Bytes of a B panel per k-block: the slice every row group of an A block reuses. Small
+  // enough for L1 when the kernel reads B from L1 (AVX2), up to L2 when it prefetches B
+  // itself and fewer passes over C pay more (AVX-512: one pass for K up to 2048).
+  int64_t kc_bytes;
 };
 
 // The kernels of one family, one per operand pair (A type x B type). S16 x S16 is not

@@ -18,10 +18,11 @@ namespace fixq::gemm_detail::FIXQ_KERNEL_NS(avx2) {
 namespace {
 
 constexpr int kNr16 = 16, kNr32 = 32;
+constexpr int64_t kKcBytes = 32 * 1024;  // B panel blocks stay in L1
 
 // Writes (or adds) the real part of an accumulator row of n lanes (a multiple of 8).
 template <int N>
-void store_row(const TileArgs& t, int r, const __m256i (&acc)[N / 8]) {
+[[gnu::always_inline]] inline void store_row(const TileArgs& t, int r, const __m256i (&acc)[N / 8]) {
   int32_t* c = t.c + r * t.ldc;
   alignas(32) int32_t tmp[N];
   for (int v = 0; v < N / 8; ++v) _mm256_store_si256(reinterpret_cast<__m256i*>(tmp + 8 * v), acc[v]);
@@ -57,6 +58,7 @@ void pairs_tile(const TileArgs& t) {
       acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(b_hi, av));
     }
   }
+#pragma GCC unroll 4
   for (int r = 0; r < MR; ++r) store_row<kNr16>(t, r, acc[r]);
 }
 
@@ -91,6 +93,7 @@ void sign_tile(const TileArgs& t) {
         acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(w[v], sx)), ones));
     }
   }
+#pragma GCC unroll 2
   for (int r = 0; r < MR; ++r) store_row<kNr32>(t, r, acc[r]);
 }
 
@@ -100,11 +103,11 @@ void sign(const TileArgs& t) {
 }
 
 constexpr MicroKernel kPairsB8{"avx2 vpmaddwd int16 pairs x s8, 4 x 16", 4, APacking::Pairs16, {2, 1, kNr16, false},
-                               pairs<false>};
+                               pairs<false>, kKcBytes};
 constexpr MicroKernel kPairsB16{"avx2 vpmaddwd int16 pairs x s16, 4 x 16", 4, APacking::Pairs16,
-                                {2, 2, kNr16, false}, pairs<true>};
+                                {2, 2, kNr16, false}, pairs<true>, kKcBytes};
 constexpr MicroKernel kSign{"avx2 vpmaddubsw sign trick s8 x s8, 2 x 32", 2, APacking::Quads8SignAbs,
-                            {4, 1, kNr32, true}, sign};
+                            {4, 1, kNr32, true}, sign, kKcBytes};
 
 }  // namespace
 

@@ -18,6 +18,7 @@ namespace fixq::gemm_detail::FIXQ_KERNEL_NS(avx512) {
 namespace {
 
 constexpr int kMr = 6, kNr = 64;
+constexpr int64_t kKcBytes = 128 * 1024;
 
 // Writes (or adds) the real columns of one row of 4 accumulator vectors.
 [[gnu::always_inline]] inline void store_row(const TileArgs& t, int r, const __m512i (&acc)[4]) {
@@ -65,6 +66,10 @@ template <int MR, bool Quads, bool B16>
 [[gnu::always_inline]] inline void step(__m512i (&acc)[MR][4], const char* a, const int8_t* b, int64_t g) {
   __m512i w[4];
   load_b<Quads, B16>(b, g, w);
+  // B streams from L2 (kc_bytes): fetch a few groups ahead.
+  const char* ahead = reinterpret_cast<const char*>(b) + (g + 6) * kNr * (Quads || B16 ? 4 : 2);
+#pragma GCC unroll 4
+  for (int v = 0; v < (Quads || B16 ? 4 : 2); ++v) _mm_prefetch(ahead + 64 * v, _MM_HINT_T0);
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) {
     // Both A layouts hold 4 bytes per row and group: 4 u8 or 2 int16.
@@ -85,6 +90,9 @@ void tile(const TileArgs& t) {
     for (int v = 0; v < 4; ++v) acc[r][v] = odd[r][v] = _mm512_setzero_si512();
   const auto* a = static_cast<const char*>(t.a);
   const auto* b = static_cast<const int8_t*>(t.b);
+  // The tile of C is read and written at the end: fetch it while the sums run.
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < 4; ++v) _mm_prefetch(reinterpret_cast<const char*>(t.c + r * t.ldc + 16 * v), _MM_HINT_T0);
   int64_t g = 0;
   if constexpr (TWO) {
     for (; g + 2 <= t.groups; g += 2) {
@@ -116,11 +124,11 @@ void run(const TileArgs& t) {
 }
 
 constexpr MicroKernel kDot8{"avx512 vpdpbusd u8 x s8, 6 x 64", kMr, APacking::Quads8, {4, 1, kNr, false},
-                            run<true, false>};
+                            run<true, false>, kKcBytes};
 constexpr MicroKernel kPairsB8{"avx512 vpdpwssd int16 pairs x s8, 6 x 64", kMr, APacking::Pairs16,
-                               {2, 1, kNr, false}, run<false, false>};
+                               {2, 1, kNr, false}, run<false, false>, kKcBytes};
 constexpr MicroKernel kPairsB16{"avx512 vpdpwssd int16 pairs x s16, 6 x 64", kMr, APacking::Pairs16,
-                                {2, 2, kNr, false}, run<false, true>};
+                                {2, 2, kNr, false}, run<false, true>, kKcBytes};
 
 }  // namespace
 

@@ -53,8 +53,8 @@ constexpr PanelFormat kPairs8{2, 1, 16, false}, kPairs16{2, 2, 16, false};
 void run_pairs8(const TileArgs& t);
 void run_pairs16(const TileArgs& t);
 
-constexpr MicroKernel kScalarB8{"scalar int16 pairs x s8, 4 x 16", 4, APacking::Pairs16, kPairs8, run_pairs8};
-constexpr MicroKernel kScalarB16{"scalar int16 pairs x s16, 4 x 16", 4, APacking::Pairs16, kPairs16, run_pairs16};
+constexpr MicroKernel kScalarB8{"scalar int16 pairs x s8, 4 x 16", 4, APacking::Pairs16, kPairs8, run_pairs8, 32 * 1024};
+constexpr MicroKernel kScalarB16{"scalar int16 pairs x s16, 4 x 16", 4, APacking::Pairs16, kPairs16, run_pairs16, 32 * 1024};
 
 void run_pairs8(const TileArgs& t) { tile_scalar(kScalarB8, t); }
 void run_pairs16(const TileArgs& t) { tile_scalar(kScalarB16, t); }

@@ -1,4 +1,6 @@
-// Packing blocks of A into the micro-panel layouts of kernels.h.
+// Packing blocks of A into the micro-panel layouts of kernels.h: one pass over each row,
+// whole k-groups copied as 32-bit units.
+#include <algorithm>
 #include <cstring>
 
 #include "gemm/kernels.h"
@@ -7,23 +9,83 @@ namespace fixq::gemm_detail {
 
 namespace {
 
-// A[m, k] as an integer; 0 past the last column (K padding).
-int32_t element(const MatrixView& a, int64_t m, int64_t k) {
-  if (k >= a.cols) return 0;
+int kr_of(APacking p) { return p == APacking::Pairs16 ? 2 : 4; }
+
+// Row m's values k0 .. k0 + n - 1 as int32 (0 past K).
+void row_values(const MatrixView& a, int64_t m, int64_t k0, int64_t n, int32_t* out) {
+  const int64_t real = std::max<int64_t>(0, std::min(n, a.cols - k0));
   const char* row = static_cast<const char*>(a.data) + m * a.stride * int_type_bytes(a.type);
   switch (a.type) {
-    case IntType::U8: return static_cast<uint8_t>(row[k]);
-    case IntType::S8: return static_cast<int8_t>(row[k]);
-    case IntType::S16: {
-      int16_t v;
-      std::memcpy(&v, row + 2 * k, sizeof v);
-      return v;
+    case IntType::U8: {
+      const auto* p = reinterpret_cast<const uint8_t*>(row) + k0;
+      for (int64_t i = 0; i < real; ++i) out[i] = p[i];
+      break;
     }
+    case IntType::S8: {
+      const auto* p = reinterpret_cast<const int8_t*>(row) + k0;
+      for (int64_t i = 0; i < real; ++i) out[i] = p[i];
+      break;
+    }
+    case IntType::S16:
+      for (int64_t i = 0; i < real; ++i) {
+        int16_t v;
+        std::memcpy(&v, row + 2 * (k0 + i), sizeof v);
+        out[i] = v;
+      }
+      break;
   }
-  return 0;
+  for (int64_t i = real; i < n; ++i) out[i] = 0;
 }
 
-int kr_of(APacking p) { return p == APacking::Pairs16 ? 2 : 4; }
+// One row's `groups` k-groups into the 4-byte units of its micro-panel slot (stride
+// `unit_stride` units between groups).
+void pack_row(const MicroKernel& kern, const MatrixView& a, int64_t m, int64_t g0, int64_t groups, int8_t* dst,
+              int64_t group_bytes, std::vector<int32_t>& scratch) {
+  const int kr = kr_of(kern.a);
+  const int64_t k0 = g0 * kr, n = groups * kr;
+  // 8-bit A into Quads8 is a plain byte copy (plus 128 for s8): take the fast way.
+  if (kern.a == APacking::Quads8 && a.type != IntType::S16) {
+    const auto* row = static_cast<const uint8_t*>(a.data) + m * a.stride;
+    const int64_t real = std::max<int64_t>(0, std::min(n, a.cols - k0));
+    const uint32_t flip = a.type == IntType::S8 ? 0x80808080u : 0u;
+    const int64_t whole = real / 4;
+    for (int64_t g = 0; g < whole; ++g) {
+      uint32_t u;
+      std::memcpy(&u, row + k0 + 4 * g, 4);
+      u ^= flip;
+      std::memcpy(dst + g * group_bytes, &u, 4);
+    }
+    for (int64_t g = whole; g < groups; ++g) {  // the group K ends in, and padding: 0
+      uint8_t q[4] = {0, 0, 0, 0};
+      for (int i = 0; i < 4; ++i)
+        if (4 * g + i < real) q[i] = static_cast<uint8_t>(row[k0 + 4 * g + i] ^ (flip & 0xFF));
+      std::memcpy(dst + g * group_bytes, q, 4);
+    }
+    return;
+  }
+  if (scratch.size() < static_cast<size_t>(n)) scratch.resize(static_cast<size_t>(n));
+  row_values(a, m, k0, n, scratch.data());
+  const int32_t* v = scratch.data();
+  for (int64_t g = 0; g < groups; ++g) {
+    int8_t* d = dst + g * group_bytes;
+    switch (kern.a) {
+      case APacking::Pairs16: {
+        const int16_t pair[2] = {static_cast<int16_t>(v[2 * g]), static_cast<int16_t>(v[2 * g + 1])};
+        std::memcpy(d, pair, 4);
+        break;
+      }
+      case APacking::Quads8:  // u8 from s16 does not occur (s16 A takes Pairs16)
+        for (int i = 0; i < 4; ++i) d[i] = static_cast<int8_t>(v[4 * g + i]);
+        break;
+      case APacking::Quads8SignAbs:
+        for (int i = 0; i < 4; ++i) {
+          d[i] = static_cast<int8_t>(v[4 * g + i]);
+          d[4 + i] = static_cast<int8_t>(static_cast<uint8_t>(v[4 * g + i] < 0 ? -v[4 * g + i] : v[4 * g + i]));
+        }
+        break;
+    }
+  }
+}
 
 }  // namespace
 
@@ -38,38 +100,17 @@ int64_t a_group_bytes(const MicroKernel& k) {
 
 void pack_a(const MicroKernel& kern, const MatrixView& a, int64_t row0, int64_t rows, int64_t g0, int64_t groups,
             std::vector<int8_t>& out) {
-  const int mr = kern.mr, kr = kr_of(kern.a);
-  const int64_t panels = (rows + mr - 1) / mr, panel_bytes = groups * a_group_bytes(kern);
+  const int mr = kern.mr;
+  const int64_t group_bytes = a_group_bytes(kern), row_bytes = group_bytes / mr;
+  const int64_t panels = (rows + mr - 1) / mr, panel_bytes = groups * group_bytes;
   const auto need = static_cast<size_t>(panels * panel_bytes);
   if (out.size() < need) out.resize(need);
-  // s8 values become u8 for vpdpbusd: plus 128 (the driver subtracts 128 * colsum[n]).
-  const int32_t shift = kern.a == APacking::Quads8 && a.type == IntType::S8 ? 128 : 0;
+  thread_local std::vector<int32_t> scratch;
   for (int64_t p = 0; p < panels; ++p) {
-    int8_t* dst = out.data() + p * panel_bytes;
-    for (int64_t g = 0; g < groups; ++g)
-      for (int r = 0; r < mr; ++r) {
-        const int64_t m = row0 + p * mr + r;
-        const bool real = m < row0 + rows;
-        for (int i = 0; i < kr; ++i) {
-          const int64_t k = (g0 + g) * kr + i;
-          const int32_t v = real ? element(a, m, k) : 0;
-          switch (kern.a) {
-            case APacking::Pairs16: {
-              const auto e = static_cast<int16_t>(v);
-              std::memcpy(dst + ((g * mr + r) * 2 + i) * 2, &e, sizeof e);
-              break;
-            }
-            case APacking::Quads8:
-              // K padding and padding rows stay 0 (not 0 + 128): their products must be 0.
-              dst[(g * mr + r) * 4 + i] = static_cast<int8_t>(static_cast<uint8_t>(real && k < a.cols ? v + shift : 0));
-              break;
-            case APacking::Quads8SignAbs:
-              dst[(g * mr + r) * 8 + i] = static_cast<int8_t>(v);
-              dst[(g * mr + r) * 8 + 4 + i] = static_cast<int8_t>(static_cast<uint8_t>(v < 0 ? -v : v));
-              break;
-          }
-        }
-      }
+    int8_t* panel = out.data() + p * panel_bytes;
+    // Rows past the block stay unwritten: every kernel reads only the tile's real rows.
+    for (int r = 0; r < mr && p * mr + r < rows; ++r)
+      pack_row(kern, a, row0 + p * mr + r, g0, groups, panel + r * row_bytes, group_bytes, scratch);
   }
 }
 
