@@ -77,9 +77,9 @@ class KernelRegistry {
   }
 
   // The first kernel get(table) that is not null, over the entries the active features
-  // allow, best first. The scalar entry provides every kernel, so this always succeeds.
+  // allow, best first; a null kernel (and Isa::Scalar) when no family provides one.
   template <class Get>
-  auto pick(Get get) const -> Picked<decltype(get(std::declval<const Table&>()))> {
+  auto find(Get get) const -> Picked<decltype(get(std::declval<const Table&>()))> {
     const FeatureMask allowed = active_features(), cpu = cpu_features();
     const bool emulate = emulation_enabled();
     for (std::size_t i = 0; i < count_; ++i) {
@@ -90,7 +90,15 @@ class KernelRegistry {
       if (t == nullptr) continue;
       if (auto k = get(*t)) return {k, s.isa};
     }
-    std::abort();  // unreachable: the scalar table provides every kernel (tests check it)
+    return {nullptr, Isa::Scalar};
+  }
+
+  // find() for operations the scalar family always provides.
+  template <class Get>
+  auto pick(Get get) const -> Picked<decltype(get(std::declval<const Table&>()))> {
+    auto p = find(get);
+    if (p.kernel == nullptr) std::abort();  // unreachable: the scalar table provides it (tests check)
+    return p;
   }
 
  private:

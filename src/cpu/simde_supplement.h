@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 typedef simde__mmask8 __mmask8;
 typedef simde__mmask16 __mmask16;
@@ -107,6 +108,54 @@ simde__mmask16 cmp_epi32_mask(simde__m512i a, simde__m512i b, P pred) {
   return m;
 }
 
+// VPSRAVD / VPSRAVQ: arithmetic right shift per lane; counts >= the lane width give the
+// sign fill.
+template <class T, int N>
+simde__m512i srav(simde__m512i a, simde__m512i count) {
+  const auto x = lanes<T, N>(a), c = lanes<T, N>(count);
+  Lanes<T, N> r;
+  constexpr int bits = 8 * sizeof(T);
+  for (int i = 0; i < N; ++i) {
+    const auto n = static_cast<std::make_unsigned_t<T>>(c.v[i]);
+    r.v[i] = n >= bits ? (x.v[i] < 0 ? T(-1) : T(0)) : static_cast<T>(x.v[i] >> n);
+  }
+  return vec<simde__m512i>(r);
+}
+
+// VPSRAQ zmm, imm: arithmetic right shift of 64-bit lanes (counts >= 64: sign fill).
+inline simde__m512i srai_epi64(simde__m512i a, unsigned n) {
+  const auto x = lanes<int64_t, 8>(a);
+  Lanes<int64_t, 8> r;
+  for (int i = 0; i < 8; ++i) r.v[i] = n >= 64 ? (x.v[i] < 0 ? -1 : 0) : x.v[i] >> n;
+  return vec<simde__m512i>(r);
+}
+
+// VPGATHERDD zmm, [base + index * scale]: 16 int32 loads.
+inline simde__m512i i32gather_epi32(simde__m512i index, const void* base, int scale) {
+  const auto idx = lanes<int32_t, 16>(index);
+  Lanes<int32_t, 16> r;
+  for (int i = 0; i < 16; ++i)
+    std::memcpy(&r.v[i], static_cast<const char*>(base) + int64_t{idx.v[i]} * scale, sizeof(int32_t));
+  return vec<simde__m512i>(r);
+}
+
+// VPMOVSXDQ: 8 int32 -> 8 int64.
+inline simde__m512i cvtepi32_epi64(simde__m256i a) {
+  const auto x = lanes<int32_t, 8>(a);
+  Lanes<int64_t, 8> r;
+  for (int i = 0; i < 8; ++i) r.v[i] = x.v[i];
+  return vec<simde__m512i>(r);
+}
+
+// VPMOVDW / VPMOVDB: 16 int32 truncated to int16 / int8.
+template <class T, class R>
+R truncate_epi32(simde__m512i a) {
+  const auto x = lanes<int32_t, 16>(a);
+  Lanes<T, 16> r;
+  for (int i = 0; i < 16; ++i) r.v[i] = static_cast<T>(x.v[i]);
+  return vec<R>(r);
+}
+
 }  // namespace fixq::emulated
 
 #define _mm512_maskz_loadu_epi32(k, p) \
@@ -128,3 +177,10 @@ simde__mmask16 cmp_epi32_mask(simde__m512i a, simde__m512i b, P pred) {
 #define _mm512_mask_cvtepi32_storeu_epi16(p, k, a) (fixq::emulated::mask_cvtepi32_storeu<int16_t>((p), (k), (a)))
 #define _mm512_cmplt_epi32_mask(a, b) \
   (fixq::emulated::cmp_epi32_mask((a), (b), [](int32_t x, int32_t y) { return x < y; }))
+#define _mm512_srav_epi32(a, c) (fixq::emulated::srav<int32_t, 16>((a), (c)))
+#define _mm512_srav_epi64(a, c) (fixq::emulated::srav<int64_t, 8>((a), (c)))
+#define _mm512_srai_epi64(a, n) (fixq::emulated::srai_epi64((a), (n)))
+#define _mm512_i32gather_epi32(i, base, scale) (fixq::emulated::i32gather_epi32((i), (base), (scale)))
+#define _mm512_cvtepi32_epi64(a) (fixq::emulated::cvtepi32_epi64(a))
+#define _mm512_cvtepi32_epi16(a) (fixq::emulated::truncate_epi32<int16_t, simde__m256i>(a))
+#define _mm512_cvtepi32_epi8(a) (fixq::emulated::truncate_epi32<int8_t, simde__m128i>(a))

@@ -4,6 +4,7 @@
 
 #include "fixq/error.h"
 #include "fixq/qgru.h"
+#include "gru/q_lut_eval.h"
 
 namespace fixq {
 
@@ -63,14 +64,27 @@ ActivationLut ActivationLut::build(Fn fn, const QuantParams& in, const QuantPara
   fail("internal: no activation table meets its error bound");  // s = 0 is exact to 1/2 LSB
 }
 
+namespace {
+
+// activation_lookup's operations on one exact int64 value.
+struct ScalarLutOps {
+  using V = int64_t;
+  V splat(int32_t v) const { return v; }
+  V add(V a, V b) const { return a + b; }
+  V sub(V a, V b) const { return a - b; }
+  V shr(V v, int s) const { return v >> s; }
+  V mask(V v, int32_t m) const { return v & m; }
+  V gather(const int32_t* table, V i) const { return table[i]; }
+  V interp(V lo, V d, V fr, int shift, int total) const {
+    return rounding_shift_right_half_up(lo * (int64_t{1} << shift) + d * fr, total);
+  }
+  V clamp(V v, int32_t lo, int32_t hi) const { return saturate(v, lo, hi); }
+};
+
+}  // namespace
+
 int32_t ActivationLut::operator()(int32_t q) const {
-  const int64_t i = int64_t{q} - qmin_;
-  if (shift_ == 0 && frac_bits_ == 0) return table_[static_cast<size_t>(i)];
-  const int64_t k = i >> shift_, fr = i & ((int64_t{1} << shift_) - 1);
-  const int64_t lo = table_[static_cast<size_t>(k)], hi = table_[static_cast<size_t>(k + 1)];
-  // lo + (hi - lo) * fr / 2^shift in units of 2^-(frac+shift), then one rounding.
-  const int64_t v = lo * (int64_t{1} << shift_) + (hi - lo) * fr;
-  return static_cast<int32_t>(saturate(rounding_shift_right_half_up(v, frac_bits_ + shift_), out_min_, out_max_));
+  return static_cast<int32_t>(gru_detail::activation_lookup(ScalarLutOps{}, *this, q));
 }
 
 }  // namespace fixq

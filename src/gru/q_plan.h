@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <memory>
 #include <vector>
 
 #include "fixq/arith.h"
 #include "fixq/gemm.h"
 #include "fixq/qgru.h"
+#include "gru/q_unit_update.h"
 
 namespace fixq::gru_detail {
 
@@ -41,6 +43,22 @@ struct CellPlan {
 
   // The vectorised loop's plan (q_fast.h); null when its int32 lanes could not be exact.
   std::shared_ptr<const FastPlan> fast;
+};
+
+// The plan's parts by the names of the unit update (q_unit_update.h), gathered once so
+// that every domain reads them by index.
+struct CellRefs {
+  std::array<const OpQ*, 13> operand;             // [Operand]
+  std::array<const FixedPointScale*, 12> scale;   // [UnitScale]
+  std::array<const ActivationLut*, 3> lut;        // [UnitLut]
+  std::array<const std::vector<int32_t>*, 4> bias;  // [UnitBias], per unit
+  std::array<int32_t, 4> bias_zp;                 // the zero point of each bias's target
+  int32_t q_one;                                  // 1 in z_out's parameters
+
+  explicit CellRefs(const CellPlan& p);
+  const OpQ& op(Operand o) const { return *operand[static_cast<size_t>(o)]; }
+  const FixedPointScale& ratio(UnitScale s) const { return *scale[static_cast<size_t>(s)]; }
+  const ActivationLut& table(UnitLut l) const { return *lut[static_cast<size_t>(l)]; }
 };
 
 // Builds the plan of one cell from its integer weights and parameters.

@@ -15,7 +15,9 @@
 #include "fixq/qgru.h"
 #include "gru/float_test_util.h"
 #include "support/expect.h"
+#include "gru/q_fast.h"
 #include "support/kernel_paths.h"
+#include "support/registry_checks.h"
 
 namespace fixq {
 namespace {
@@ -140,6 +142,14 @@ TEST(FastLoop, BidirectionalOnTwoThreadsEqualsOneThread) {
   set_gemm_threads(0);
   expect_same_bits(out[0].y, out[1].y, "y");
   expect_same_bits(out[0].h_n, out[1].h_n, "h_n");
+}
+
+// The fast-loop comparisons above ran each family's own lane kernels: natively where this
+// CPU has them, through SIMDe for the AVX-512 families everywhere.
+TEST(FastLoop, EveryInstructionSetIsExercised) {
+  test::expect_complete(gru_detail::registry());
+  test::expect_each_family_runs_its_own(gru_detail::registry(), [](const gru_detail::GruKernels& k) { return k.lanes; },
+                                        "lane kernels");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "cpu/registry.h"
 #include "gemm/kernels.h"
+#include "gru/q_fast.h"
 #include "quant/kernels.h"
 
 namespace fixq::test {
@@ -14,6 +15,7 @@ void install_emulated_kernels() {
   static const bool installed = [] {
     gemm_detail::registry().install_emulated(Isa::Avx512, &gemm_detail::avx512_emulated::kGemm);
     quant_detail::registry().install_emulated(Isa::Avx512, &quant_detail::avx512_emulated::kQuant);
+    gru_detail::registry().install_emulated(Isa::Avx512, &gru_detail::avx512_emulated::kGru);
     return true;
   }();
   (void)installed;
