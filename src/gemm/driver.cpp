@@ -34,42 +34,33 @@ constexpr int64_t kThreadingThreshold = int64_t{1} << 22;
 
 std::atomic<int> g_threads{0};
 
-struct Product {
-  const MatrixView& a;
-  const MicroKernel& kern;
-  const PackedPanels& panels;
-  int64_t n;
-  int64_t kc;                    // k-groups per block
-  std::vector<int32_t> comp32;   // per column, added once (shifted s8 A: -128 * colsum)
-  std::vector<int64_t> comp64;
-};
-
 // Every k-block, row block and row group for B panels [p0, p1): the unit of work of one
 // thread. Every output element is produced by exactly one thread, in the same order of
 // k-blocks, whatever the split. Acc = int32_t: tiles go straight to C (the whole K fits in
 // int32, so every running sum does); int64_t: each block's int32 tile is added into C.
 template <class Acc>
-void run_panels(const Product& pr, int64_t p0, int64_t p1, Acc* c, int64_t ldc) {
-  const MicroKernel& k = pr.kern;
-  const int64_t groups = pr.panels.groups, nr = k.b.nr, mr = k.mr;
+void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t p1, Acc* c, int64_t ldc) {
+  const MicroKernel& k = *pr.kern;
+  const PackedPanels& panels = *pr.panels;
+  const int64_t groups = panels.groups, nr = k.b.nr, mr = k.mr;
   const int64_t panel_group_bytes = nr * k.b.kr * k.b.b_bytes, a_group = a_group_bytes(k);
   thread_local std::vector<int8_t> apack;
   alignas(64) int32_t tile[8 * 64];
   for (int64_t g0 = 0; g0 < groups; g0 += pr.kc) {
     const int64_t gc = std::min(pr.kc, groups - g0);
     const bool first = g0 == 0;
-    for (int64_t m0 = 0; m0 < pr.a.rows; m0 += kMc) {
-      const int64_t m1 = std::min(pr.a.rows, m0 + kMc);
-      pack_a(k, pr.a, m0, m1 - m0, g0, gc, apack);
+    for (int64_t m0 = 0; m0 < a.rows; m0 += kMc) {
+      const int64_t m1 = std::min(a.rows, m0 + kMc);
+      pack_a(k, a, m0, m1 - m0, g0, gc, apack);
       for (int64_t p = p0; p < p1; ++p) {
-        const int8_t* bp = pr.panels.panel(p) + g0 * panel_group_bytes;
+        const int8_t* bp = panels.panel(p) + g0 * panel_group_bytes;
         const int64_t n0 = p * nr;
         const int cols = static_cast<int>(std::min(nr, pr.n - n0));
         for (int64_t r0 = m0; r0 < m1; r0 += mr) {
           const int rows = static_cast<int>(std::min(mr, m1 - r0));
           const int8_t* ap = apack.data() + ((r0 - m0) / mr) * gc * a_group;
           if constexpr (std::is_same_v<Acc, int32_t>) {
-            const int32_t* init = first && !pr.comp32.empty() ? pr.comp32.data() + n0 : nullptr;
+            const int32_t* init = first && pr.shifted ? panels.shift_comp32.data() + n0 : nullptr;
             k.run(TileArgs{ap, bp, gc, rows, cols, c + r0 * ldc + n0, ldc, !first, init});
           } else {
             k.run(TileArgs{ap, bp, gc, rows, cols, tile, nr, false, nullptr});
@@ -78,7 +69,7 @@ void run_panels(const Product& pr, int64_t p0, int64_t p1, Acc* c, int64_t ldc) 
               const int32_t* t = tile + r * nr;
               if (first) {
                 for (int j = 0; j < cols; ++j)
-                  row[j] = t[j] + (pr.comp64.empty() ? 0 : pr.comp64[static_cast<size_t>(n0 + j)]);
+                  row[j] = t[j] + (pr.shifted ? panels.shift_comp64[static_cast<size_t>(n0 + j)] : 0);
               } else {
                 for (int j = 0; j < cols; ++j) row[j] += t[j];
               }
@@ -108,26 +99,30 @@ void validate(const MatrixView& a, const PackedB& b) {
           " quantize the weights to s8");
 }
 
+BoundProduct bind(IntType a, const PackedB& b) {
+  BoundProduct p;
+  p.kern = pick_kernel(a, b.type()).kernel;
+  p.panels = &b.store().panels(p.kern->b);
+  p.a_type = a;
+  p.b_type = b.type();
+  p.n = b.n();
+  p.k = b.k();
+  p.whole_k_fits = fits_int32(a, b.type(), b.k());
+  p.kc = block_groups(*p.kern, a, b.type(), p.whole_k_fits);
+  // s8 A arrives as a + 128: subtract 128 * colsum[n] (starting from it keeps every running
+  // sum within K * 128 * 128, inside int32 whenever the whole product is).
+  p.shifted = p.kern->a == APacking::Quads8 && a == IntType::S8;
+  return p;
+}
+
 template <class Acc>
-void accumulate(const MatrixView& a, const PackedB& b, Acc* c, int64_t ldc) {
-  const MicroKernel& kern = *pick_kernel(a.type, b.type()).kernel;
-  const PackedPanels& panels = b.store().panels(kern.b);
-  const bool whole_k_fits = fits_int32(a.type, b.type(), b.k());
-  if constexpr (std::is_same_v<Acc, int32_t>) require(whole_k_fits, "internal: int32 accumulators for a K that does not fit");
-  Product pr{a, kern, panels, b.n(), block_groups(kern, a.type, b.type(), whole_k_fits), {}, {}};
-  if (kern.a == APacking::Quads8 && a.type == IntType::S8) {
-    // A arrives as a + 128: subtract 128 * colsum[n] (starting from it keeps every running
-    // sum within K * 128 * 128, inside int32 whenever the whole product is).
-    for (int64_t s : b.colsum()) {
-      if constexpr (std::is_same_v<Acc, int32_t>) pr.comp32.push_back(static_cast<int32_t>(-128 * s));
-      else pr.comp64.push_back(-128 * s);
-    }
-  }
-  const int64_t n_panels = panels.panels;
-  const int64_t work = a.rows * b.n() * b.k();
+void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc) {
+  if constexpr (std::is_same_v<Acc, int32_t>) require(pr.whole_k_fits, "internal: int32 accumulators for a K that does not fit");
+  const int64_t n_panels = pr.panels->panels;
+  const int64_t work = a.rows * pr.n * pr.k;
   const int64_t threads = work < kThreadingThreshold ? 1 : std::min<int64_t>(gemm_threads(), n_panels);
   if (threads <= 1) {
-    run_panels(pr, 0, n_panels, c, ldc);
+    run_panels(pr, a, 0, n_panels, c, ldc);
   } else {
     // Features and overrides are per process, so every worker picks the same kernel.
     std::vector<std::thread> pool;
@@ -137,7 +132,7 @@ void accumulate(const MatrixView& a, const PackedB& b, Acc* c, int64_t ldc) {
       const int64_t p0 = n_panels * t / threads, p1 = n_panels * (t + 1) / threads;
       pool.emplace_back([&, p0, p1] {
         try {
-          run_panels(pr, p0, p1, c, ldc);
+          run_panels(pr, a, p0, p1, c, ldc);
         } catch (...) {
           const std::lock_guard<std::mutex> lock(error_mutex);
           error = std::current_exception();
@@ -148,12 +143,12 @@ void accumulate(const MatrixView& a, const PackedB& b, Acc* c, int64_t ldc) {
     if (error) std::rethrow_exception(error);
   }
   // The sign trick stored each -128 weight as -127: x * -128 = x * -127 - x.
-  for (const auto& [n, k] : panels.minus128)
+  for (const auto& [n, k] : pr.panels->minus128)
     for (int64_t m = 0; m < a.rows; ++m) c[m * ldc + n] -= a_value(a, m, k);
 }
 
-template void accumulate<int32_t>(const MatrixView&, const PackedB&, int32_t*, int64_t);
-template void accumulate<int64_t>(const MatrixView&, const PackedB&, int64_t*, int64_t);
+template void accumulate<int32_t>(const BoundProduct&, const MatrixView&, int32_t*, int64_t);
+template void accumulate<int64_t>(const BoundProduct&, const MatrixView&, int64_t*, int64_t);
 
 std::string kernel_name(IntType a, IntType b) { return pick_kernel(a, b).kernel->name; }
 

@@ -47,6 +47,10 @@ struct PackedPanels {
   int64_t groups = 0;                  // ceil(K / kr)
   std::vector<int8_t> data;            // panels * groups * nr * kr * b_bytes bytes
   std::vector<std::pair<int32_t, int32_t>> minus128;  // (n, k) of the -128 weights (sign trick)
+  // -128 * colsum[n], which a product with s8 A shifted to u8 (APacking::Quads8) starts
+  // from; the int32 copy only where every entry fits.
+  std::vector<int64_t> shift_comp64;
+  std::vector<int32_t> shift_comp32;
 
   const int8_t* panel(int64_t p) const {
     return data.data() + p * groups * format.nr * format.kr * format.b_bytes;

@@ -67,7 +67,7 @@ template <int MR, bool Quads, bool B16>
   __m512i w[4];
   load_b<Quads, B16>(b, g, w);
   // B streams from L2 (kc_bytes): fetch a few groups ahead.
-  const char* ahead = reinterpret_cast<const char*>(b) + (g + 6) * kNr * (Quads || B16 ? 4 : 2);
+  const char* ahead = reinterpret_cast<const char*>(b) + (g + 8) * kNr * (Quads || B16 ? 4 : 2);
 #pragma GCC unroll 4
   for (int v = 0; v < (Quads || B16 ? 4 : 2); ++v) _mm_prefetch(ahead + 64 * v, _MM_HINT_T0);
 #pragma GCC unroll 6

@@ -33,6 +33,12 @@ gemm_detail::PackedPanels pack_panels(const PackedB::Store& s, const gemm_detail
       }
     }
   }
+  bool fits = true;
+  for (int64_t c : s.colsum) {
+    p.shift_comp64.push_back(-128 * c);
+    fits = fits && -128 * c >= INT32_MIN && -128 * c <= INT32_MAX;
+  }
+  if (fits) p.shift_comp32.assign(p.shift_comp64.begin(), p.shift_comp64.end());
   return p;
 }
 

@@ -33,8 +33,11 @@ inline constexpr int64_t kLanePadding = 16;
 struct RequantRows {
   bool pow2 = true;
   std::vector<int64_t> comp;     // zp_a * colsum[n]
+  std::vector<int32_t> comp32;   // the same where it fits int32 (int32 accumulators), else empty
   std::vector<int32_t> lo, hi;   // the window where the output is not saturated yet
-  std::vector<int32_t> m, left, right;
+  // The lane form of R_n (arith/lane_scale.h) with right_m1 = max(right - 1, 0) and
+  // bit = min(right, 1) precomputed for the power-of-two lanes.
+  std::vector<int32_t> m, left, right, right_m1, bit;
   int32_t zp = 0;
   IntRange out;
 };
@@ -55,21 +58,23 @@ struct FastPlan {
 // The fast plan of a cell, or nothing when an intermediate could leave int32 lanes.
 std::optional<FastPlan> build_fast_plan(const CellPlan& plan);
 
-// One instruction-set family's lane kernels (q_fast_<family>.cpp).
+// One instruction-set family's lane kernels (q_fast_<family>.cpp). A family prepares, once
+// per run, a state of its own (broadcast constants, per-row scales) that the per-step
+// kernels read.
 struct GruLaneKernels {
   const char* name;
-  int lanes;  // int32 per vector
-  // out[g * hp + j] = requantized acc[g * H + j] for the three gates g and j < hp (rows past
-  // 3H read the padding of acc and rows, whose results are ignored).
-  void (*requant_rows_s32)(const RequantRows& r, int64_t H, int64_t hp, const int32_t* acc, int32_t* out);
-  void (*requant_rows_s64)(const RequantRows& r, int64_t H, int64_t hp, const int64_t* acc, int32_t* out);
-  // State rows between their storage (int8 / int16) and int32 lanes; narrow expects values
-  // inside the storage type (they are saturated to h's range).
-  void (*widen)(const void* q, IntType t, int64_t n, int32_t* out);
-  void (*narrow)(const int32_t* v, int64_t n, IntType t, void* out);
-  // The unit update for units [0, hp): wx, rh [3 * hp], h [hp] -> h_new [hp].
-  void (*update_units)(const CellPlan& plan, const FastPlan& fast, const int32_t* wx, const int32_t* rh,
-                       const int32_t* h, int32_t* h_new);
+  int lanes;            // int32 per vector
+  size_t state_bytes;   // the prepared state's size (64-byte aligned storage)
+  void (*prepare)(const CellPlan& plan, const FastPlan& fast, void* state);
+  // One row of Wx accumulators (3H, int32 or int64) requantized: out[g * hp + j] for the
+  // three gates g and j < hp (lanes past H read padding; their results are ignored).
+  void (*requant_wx_s32)(const void* state, const int32_t* acc, int32_t* out);
+  void (*requant_wx_s64)(const void* state, const int64_t* acc, int32_t* out);
+  // One batch item's step: its Rh accumulators requantized, the unit update with its
+  // requantized Wx row [3 * hp] and its state h (H values in h's storage type), and h'
+  // written to y (H values, storage type).
+  void (*step_s32)(const void* state, const int32_t* rh_acc, const int32_t* wx, const void* h, void* y);
+  void (*step_s64)(const void* state, const int64_t* rh_acc, const int32_t* wx, const void* h, void* y);
 };
 
 // A family's table: its lane kernels, or null to inherit the next family's. The scalar

@@ -2,6 +2,10 @@
 // the same integers as the reference (build_fast_plan proved every lane fits, q_fast.h).
 #include "cpu/x86.h"
 
+#include <algorithm>
+#include <cstring>
+#include <new>
+
 #include "arith/lanes_avx2.h"
 #include "gru/q_fast.h"
 #include "gru/q_lut_eval.h"
@@ -12,6 +16,7 @@ namespace fixq::gru_detail::FIXQ_KERNEL_NS(avx2) {
 namespace {
 
 using namespace avx2_lanes;
+constexpr int64_t kLanes = 8;
 
 V load(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const V*>(p)); }
 void store(int32_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<V*>(p), v); }
@@ -23,7 +28,7 @@ struct LutOps {
   V splat(int32_t v) const { return avx2_lanes::splat(v); }
   V add(V a, V b) const { return _mm256_add_epi32(a, b); }
   V sub(V a, V b) const { return _mm256_sub_epi32(a, b); }
-  V shr(V v, int s) const { return _mm256_srl_epi32(v, _mm_cvtsi32_si128(s)); }
+  V shr(V v, int s) const { return _mm256_srlv_epi32(v, avx2_lanes::splat(s)); }
   V mask(V v, int32_t m) const { return _mm256_and_si256(v, avx2_lanes::splat(m)); }
   V gather(const int32_t* table, V i) const { return _mm256_i32gather_epi32(table, i, 4); }
   V interp(V lo, V d, V fr, int shift, int total) const {
@@ -39,86 +44,72 @@ struct LutOps {
   V clamp(V v, int32_t lo, int32_t hi) const { return clamp_v(v, avx2_lanes::splat(lo), avx2_lanes::splat(hi)); }
 };
 
-// Everything the unit update needs in registers, prepared once per call.
-struct LanePlan {
+// Everything a step reads, prepared once per run: the operators' constants and the unit
+// update's scales in registers' form, and the plan's per-row and per-unit arrays.
+struct State {
   std::array<V, 13> zp, qmin, qmax;  // [Operand]
   std::array<LaneScaleRegs, kUnitScales> scale;
   std::array<bool, kUnitScales> wide;
   std::array<const ActivationLut*, 3> lut;
   V q_one;
-
-  LanePlan(const CellRefs& c, const FastPlan& f) {
-    for (size_t o = 0; o < zp.size(); ++o) {
-      zp[o] = splat(c.operand[o]->zp);
-      qmin[o] = splat(c.operand[o]->range.qmin);
-      qmax[o] = splat(c.operand[o]->range.qmax);
-    }
-    for (size_t s = 0; s < scale.size(); ++s) scale[s] = lane_scale_regs(f.lane[s]);
-    wide = f.wide;
-    lut = c.lut;
-    q_one = splat(c.q_one);
-  }
+  const FastPlan* fast;
+  int64_t H, hp;
+  IntType h_storage;
 };
+
+void prepare(const CellPlan& plan, const FastPlan& f, void* storage) {
+  const CellRefs c(plan);
+  State* s = new (storage) State;
+  for (size_t o = 0; o < s->zp.size(); ++o) {
+    s->zp[o] = splat(c.operand[o]->zp);
+    s->qmin[o] = splat(c.operand[o]->range.qmin);
+    s->qmax[o] = splat(c.operand[o]->range.qmax);
+  }
+  for (size_t i = 0; i < s->scale.size(); ++i) s->scale[i] = lane_scale_regs(f.lane[i]);
+  s->wide = f.wide;
+  s->lut = c.lut;
+  s->q_one = splat(c.q_one);
+  s->fast = &f;
+  s->H = plan.hidden_size;
+  s->hp = f.hp;
+  s->h_storage = plan.h.storage;
+}
 
 // The unit update (q_unit_update.h) on eight int32 lanes.
 template <bool Pow2>
 struct LaneDomain {
   using V = avx2_lanes::V;
-  const LanePlan& p;
-  const FastPlan& f;
+  const State& s;
   int64_t j;  // first unit of the vector
 
   V sub(V a, V b) const { return _mm256_sub_epi32(a, b); }
   V add(V a, V b) const { return _mm256_add_epi32(a, b); }
-  V less_zp(Operand o, V v) const { return _mm256_sub_epi32(v, p.zp[static_cast<size_t>(o)]); }
-  V plus_zp(Operand o, V v) const { return _mm256_add_epi32(v, p.zp[static_cast<size_t>(o)]); }
-  V sat(Operand o, V v) const { return clamp_v(v, p.qmin[static_cast<size_t>(o)], p.qmax[static_cast<size_t>(o)]); }
-  V scale(UnitScale s, V v) const {
-    const LaneScaleRegs& r = p.scale[static_cast<size_t>(s)];
+  V less_zp(Operand o, V v) const { return _mm256_sub_epi32(v, s.zp[static_cast<size_t>(o)]); }
+  V plus_zp(Operand o, V v) const { return _mm256_add_epi32(v, s.zp[static_cast<size_t>(o)]); }
+  V sat(Operand o, V v) const { return clamp_v(v, s.qmin[static_cast<size_t>(o)], s.qmax[static_cast<size_t>(o)]); }
+  V scale(UnitScale u, V v) const {
+    const LaneScaleRegs& r = s.scale[static_cast<size_t>(u)];
     if constexpr (Pow2) return apply_pow2(v, r);
     else return apply_multiplier(v, r);
   }
-  V product(UnitScale s, V a, V b) const {
-    const auto i = static_cast<size_t>(s);
-    if (!p.wide[i]) return scale(s, _mm256_mullo_epi32(a, b));
-    if constexpr (Pow2) return apply_wide_pow2(a, b, p.scale[i]);
-    else return apply_wide_multiplier(a, b, p.scale[i]);
+  V product(UnitScale u, V a, V b) const {
+    const auto i = static_cast<size_t>(u);
+    if (!s.wide[i]) return scale(u, _mm256_mullo_epi32(a, b));
+    if constexpr (Pow2) return apply_wide_pow2(a, b, s.scale[i]);
+    else return apply_wide_multiplier(a, b, s.scale[i]);
   }
-  V bias(UnitBias b) const { return load(f.bias[static_cast<size_t>(b)].data() + j); }
-  V lut(UnitLut l, V v) const { return activation_lookup(LutOps{}, *p.lut[static_cast<size_t>(l)], v); }
-  V one_in_z_out() const { return p.q_one; }
+  V bias(UnitBias b) const { return load(s.fast->bias[static_cast<size_t>(b)].data() + j); }
+  V lut(UnitLut l, V v) const { return activation_lookup(LutOps{}, *s.lut[static_cast<size_t>(l)], v); }
+  V one_in_z_out() const { return s.q_one; }
 };
 
-template <bool Pow2>
-void update(const CellPlan& plan, const FastPlan& f, const int32_t* wx, const int32_t* rh, const int32_t* h,
-            int32_t* h_new) {
-  const int64_t hp = f.hp;
-  const CellRefs refs(plan);
-  const LanePlan lp(refs, f);
-  for (int64_t j = 0; j < hp; j += 8) {
-    LaneDomain<Pow2> d{lp, f, j};
-    const UnitInputs<LaneDomain<Pow2>> in{load(wx + j),      load(wx + hp + j), load(wx + 2 * hp + j), load(rh + j),
-                                          load(rh + hp + j), load(rh + 2 * hp + j), load(h + j)};
-    store(h_new + j, unit_update(d, in));
-  }
+// acc - comp for eight rows from n: int32 accumulators (where acc - comp fits int32,
+// build_fast_plan) or int64 ones, clamped to the window where the output is not saturated.
+V window(const RequantRows& r, const int32_t* acc, int64_t n) {
+  const auto at = static_cast<size_t>(n);
+  return clamp_v(_mm256_sub_epi32(load(acc + n), load(&r.comp32[at])), load(&r.lo[at]), load(&r.hi[at]));
 }
-
-template <bool Pow2, class LoadAcc>
-void requant_rows(const RequantRows& r, int64_t H, int64_t hp, int32_t* out, LoadAcc load_v) {
-  const V zp = splat(r.zp), qmin = splat(r.out.qmin), qmax = splat(r.out.qmax);
-  for (int64_t g = 0; g < 3; ++g)
-    for (int64_t j = 0; j < hp; j += 8) {
-      const int64_t n = g * H + j;
-      const auto at = static_cast<size_t>(n);
-      const V v = clamp_v(load_v(n), load(&r.lo[at]), load(&r.hi[at]));
-      const LaneScaleRegs s = lane_scale_regs(load(&r.m[at]), load(&r.left[at]), load(&r.right[at]));
-      const V y = Pow2 ? apply_pow2(v, s) : apply_multiplier(v, s);
-      store(out + g * hp + j, clamp_v(_mm256_add_epi32(y, zp), qmin, qmax));
-    }
-}
-
-// Eight int64 lanes minus their compensation, clamped to the window, as int32 lanes.
-V window64(const int64_t* acc, const RequantRows& r, int64_t n) {
+V window(const RequantRows& r, const int64_t* acc, int64_t n) {
   auto half = [&](int64_t o) {
     const auto at = static_cast<size_t>(n + o);
     const V a = _mm256_loadu_si256(reinterpret_cast<const V*>(acc + n + o));
@@ -135,63 +126,86 @@ V window64(const int64_t* acc, const RequantRows& r, int64_t n) {
   return _mm256_permute2x128_si256(a, b, 0x20);
 }
 
-void requant_rows_s32(const RequantRows& r, int64_t H, int64_t hp, const int32_t* acc, int32_t* out) {
-  auto v = [&](int64_t n) {
-    // acc - comp fits int32 here (build_fast_plan), and so does comp.
-    const V idx = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    const auto at = static_cast<size_t>(n);
-    const V c = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const V*>(&r.comp[at])), idx);
-    const V c2 = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const V*>(&r.comp[at + 4])), idx);
-    return _mm256_sub_epi32(load(acc + n), _mm256_permute2x128_si256(c, c2, 0x20));
-  };
-  if (r.pow2) requant_rows<true>(r, H, hp, out, v);
-  else requant_rows<false>(r, H, hp, out, v);
-}
-
-void requant_rows_s64(const RequantRows& r, int64_t H, int64_t hp, const int64_t* acc, int32_t* out) {
-  auto v = [&](int64_t n) { return window64(acc, r, n); };
-  if (r.pow2) requant_rows<true>(r, H, hp, out, v);
-  else requant_rows<false>(r, H, hp, out, v);
-}
-
-void widen(const void* q, IntType t, int64_t n, int32_t* out) {
-  int64_t j = 0;
-  if (t == IntType::S16) {
-    const auto* s = static_cast<const int16_t*>(q);
-    for (; j + 8 <= n; j += 8) store(out + j, _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + j))));
-    for (; j < n; ++j) out[j] = s[j];
+// Eight rows of a GEMM requantized to their operator: sat(R_n(window) + zp).
+template <bool Pow2, class Acc>
+V requant(const RequantRows& r, const Acc* acc, int64_t n) {
+  const V v = window(r, acc, n);
+  const auto at = static_cast<size_t>(n);
+  LaneScaleRegs s;
+  s.m = load(&r.m[at]);
+  s.left = load(&r.left[at]);
+  s.right = load(&r.right[at]);
+  s.right_m1 = load(&r.right_m1[at]);
+  s.bit = load(&r.bit[at]);
+  s.add_then_shift = false;
+  V y;
+  if constexpr (Pow2) {
+    y = apply_pow2(v, s);
   } else {
-    const auto* s = static_cast<const int8_t*>(q);
-    for (; j + 8 <= n; j += 8) store(out + j, _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + j))));
-    for (; j < n; ++j) out[j] = s[j];
+    s.right_even = _mm256_and_si256(s.right, _mm256_set1_epi64x(0xffffffff));
+    s.right_odd = _mm256_srli_epi64(s.right, 32);
+    y = apply_multiplier(v, s);
+  }
+  return clamp_v(_mm256_add_epi32(y, splat(r.zp)), splat(r.out.qmin), splat(r.out.qmax));
+}
+
+template <class Acc>
+void requant_wx(const void* state, const Acc* acc, int32_t* out) {
+  const State& s = *static_cast<const State*>(state);
+  const RequantRows& r = s.fast->wx;
+  for (int64_t g = 0; g < 3; ++g)
+    for (int64_t j = 0; j < s.hp; j += kLanes)
+      store(out + g * s.hp + j, r.pow2 ? requant<true>(r, acc, g * s.H + j) : requant<false>(r, acc, g * s.H + j));
+}
+
+// h as int32 lanes from its storage; lanes past H are 0 (never stored back).
+V load_h(const void* h, IntType t, int64_t j, int64_t H) {
+  const int64_t n = std::min<int64_t>(kLanes, H - j), bytes = int_type_bytes(t);
+  alignas(16) unsigned char buf[16] = {};
+  std::memcpy(buf, static_cast<const char*>(h) + j * bytes, static_cast<size_t>(n * bytes));
+  const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(buf));
+  return t == IntType::S16 ? _mm256_cvtepi16_epi32(v) : _mm256_cvtepi8_epi32(v);
+}
+
+void store_h(void* y, IntType t, int64_t j, int64_t H, V v) {
+  const int64_t n = std::min<int64_t>(kLanes, H - j), bytes = int_type_bytes(t);
+  // Values are in h's range: the saturating packs are exact.
+  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  alignas(16) unsigned char buf[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(buf), t == IntType::S16 ? w : _mm_packs_epi16(w, w));
+  std::memcpy(static_cast<char*>(y) + j * bytes, buf, static_cast<size_t>(n * bytes));
+}
+
+template <bool Pow2, class Acc>
+void step_units(const State& s, const Acc* acc, const int32_t* wx, const void* h, void* y) {
+  const RequantRows& r = s.fast->rh;
+  const int64_t H = s.H, hp = s.hp;
+  for (int64_t j = 0; j < H; j += kLanes) {
+    LaneDomain<Pow2> d{s, j};
+    const UnitInputs<LaneDomain<Pow2>> in{load(wx + j),
+                                          load(wx + hp + j),
+                                          load(wx + 2 * hp + j),
+                                          requant<Pow2>(r, acc, j),
+                                          requant<Pow2>(r, acc, H + j),
+                                          requant<Pow2>(r, acc, 2 * H + j),
+                                          load_h(h, s.h_storage, j, H)};
+    store_h(y, s.h_storage, j, H, unit_update(d, in));
   }
 }
 
-void narrow(const int32_t* v, int64_t n, IntType t, void* out) {
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    const V x = load(v + j);
-    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));  // in range: exact
-    if (t == IntType::S16) _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<int16_t*>(out) + j), w);
-    else _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<int8_t*>(out) + j), _mm_packs_epi16(w, w));
-  }
-  for (; j < n; ++j) {
-    if (t == IntType::S16) static_cast<int16_t*>(out)[j] = static_cast<int16_t>(v[j]);
-    else static_cast<int8_t*>(out)[j] = static_cast<int8_t>(v[j]);
-  }
+template <class Acc>
+void step(const void* state, const Acc* acc, const int32_t* wx, const void* h, void* y) {
+  const State& s = *static_cast<const State*>(state);
+  if (s.fast->pow2) step_units<true>(s, acc, wx, h, y);
+  else step_units<false>(s, acc, wx, h, y);
 }
 
-void update_units(const CellPlan& plan, const FastPlan& fast, const int32_t* wx, const int32_t* rh, const int32_t* h,
-                  int32_t* h_new) {
-  if (fast.pow2) update<true>(plan, fast, wx, rh, h, h_new);
-  else update<false>(plan, fast, wx, rh, h, h_new);
-}
-
-constexpr GruLaneKernels kLanes{"avx2, 8 int32 lanes", 8, requant_rows_s32, requant_rows_s64, widen, narrow, update_units};
+constexpr GruLaneKernels kLanesTable{"avx2, 8 int32 lanes", kLanes, sizeof(State), prepare,
+                                     requant_wx<int32_t>,    requant_wx<int64_t>, step<int32_t>, step<int64_t>};
 
 }  // namespace
 
 extern const GruKernels kGru;
-const GruKernels kGru{&kLanes};
+const GruKernels kGru{&kLanesTable};
 
 }  // namespace fixq::gru_detail::FIXQ_KERNEL_NS(avx2)

@@ -76,20 +76,26 @@ std::optional<RequantRows> requant_rows(const OpQ& a, const std::vector<int32_t>
     const Interval t = applied(s, window);
     if (!Interval{t.lo + out.zp, t.hi + out.zp}.in_int32() || !t.in_int32()) return std::nullopt;
     r.comp.push_back(comp);
+    if (!acc64) r.comp32.push_back(static_cast<int32_t>(comp));  // |comp| <= acc_max + |comp| <= 2^31 - 1
     r.lo.push_back(static_cast<int32_t>(window.lo));
     r.hi.push_back(static_cast<int32_t>(window.hi));
     r.m.push_back(l->m);
     r.left.push_back(l->left);
     r.right.push_back(l->right);
+    r.right_m1.push_back(std::max(l->right - 1, 0));
+    r.bit.push_back(std::min(l->right, 1));
   }
   // Padding rows: every value clamps to 0 and maps to the zero point.
   for (int64_t i = 0; i < kLanePadding; ++i) {
     r.comp.push_back(0);
+    if (!acc64) r.comp32.push_back(0);
     r.lo.push_back(0);
     r.hi.push_back(0);
     r.m.push_back(pow2 ? 1 : 0);
     r.left.push_back(0);
     r.right.push_back(pow2 ? 0 : 1);
+    r.right_m1.push_back(0);
+    r.bit.push_back(pow2 ? 0 : 1);
   }
   return r;
 }
