@@ -23,7 +23,7 @@ struct FormatRow {
 constexpr std::optional<Type> kNoDot = std::nullopt;
 
 // In ggml type-id order; rows are indexed by static_cast<int>(Type) through row().
-constexpr std::array<FormatRow, 14> kRows = {{
+constexpr std::array<FormatRow, 18> kRows = {{
     {{Type::Q4_0, "q4_0", 2, kQK, sizeof(BlockQ4_0), Type::Q8_0, true},
      {1, {0, 0}, -1},
      {quantize_q4_0_ref, dequantize_q4_0_ref, dot_q4_0_q8_0_ref},
@@ -76,10 +76,26 @@ constexpr std::array<FormatRow, 14> kRows = {{
      {1, {0, 0}, -1},
      {quantize_iq4_nl_ref, dequantize_iq4_nl_ref, dot_iq4_nl_q8_0_ref},
      {quantize_iq4_nl_ref, dequantize_iq4_nl_avx2, dot_iq4_nl_q8_0_avx2}},
+    {{Type::IQ4_XS, "iq4_xs", 23, kQK_K, sizeof(BlockIq4Xs), Type::Q8_K, true},
+     {1, {0, 0}, -1},
+     {quantize_iq4_xs_ref, dequantize_iq4_xs_ref, dot_iq4_xs_q8_k_ref},
+     {quantize_iq4_xs_ref, dequantize_iq4_xs_avx2, dot_iq4_xs_q8_k_avx2}},
+    {{Type::TQ1_0, "tq1_0", 34, kQK_K, sizeof(BlockTq1_0), Type::Q8_K, true},
+     {1, {52, 0}, -1},
+     {quantize_tq1_0_ref, dequantize_tq1_0_ref, dot_tq1_0_q8_k_ref},
+     {quantize_tq1_0_ref, dequantize_tq1_0_avx2, dot_tq1_0_q8_k_avx2}},
+    {{Type::TQ2_0, "tq2_0", 35, kQK_K, sizeof(BlockTq2_0), Type::Q8_K, true},
+     {1, {64, 0}, -1},
+     {quantize_tq2_0_ref, dequantize_tq2_0_ref, dot_tq2_0_q8_k_ref},
+     {quantize_tq2_0_ref, dequantize_tq2_0_avx2, dot_tq2_0_q8_k_avx2}},
     {{Type::MXFP4, "mxfp4", 39, kQK, sizeof(BlockMxfp4), Type::Q8_0, true},
      {0, {0, 0}, -1},
      {quantize_mxfp4_ref, dequantize_mxfp4_ref, dot_mxfp4_q8_0_ref},
      {quantize_mxfp4_ref, dequantize_mxfp4_avx2, dot_mxfp4_q8_0_avx2}},
+    {{Type::NVFP4, "nvfp4", 40, kQKNvfp4, sizeof(BlockNvfp4), Type::Q8_0, true},
+     {0, {0, 0}, -1},
+     {quantize_nvfp4_ref, dequantize_nvfp4_ref, dot_nvfp4_q8_0_ref},
+     {quantize_nvfp4_ref, dequantize_nvfp4_avx2, dot_nvfp4_q8_0_avx2}},
 }};
 
 constexpr bool rows_in_enum_order() {
@@ -92,8 +108,8 @@ static_assert(rows_in_enum_order(), "kRows must be indexed by Type");
 const FormatRow& row(Type type) { return kRows[static_cast<std::size_t>(type)]; }
 
 // The traits alone, contiguous, for all_types(); traits() hands out the same objects.
-constexpr std::array<TypeTraits, 14> kTraits = [] {
-  std::array<TypeTraits, 14> t{};
+constexpr std::array<TypeTraits, 18> kTraits = [] {
+  std::array<TypeTraits, 18> t{};
   for (std::size_t i = 0; i < kRows.size(); ++i) t[i] = kRows[i].traits;
   return t;
 }();
