@@ -47,11 +47,10 @@ uint8_t nearest_mxfp4_code(float x, float d) {
 
 // One pass of IQ4_XS's scale search over a sub-block of 32 at inverse scale id: the codes'
 // weighted (w = x^2) sums sum(w q x) and sum(w q^2), in ggml's order.
-void iq4_sums(const float* x, float id, float* sumqx, float* sumq2, uint8_t* L) {
+void iq4_sums(const float* x, float id, float* sumqx, float* sumq2) {
   *sumqx = *sumq2 = 0.0f;
   for (int j = 0; j < 32; ++j) {
     const int l = nearest_iq4nl_index(id * x[j]);
-    if (L) L[j] = static_cast<uint8_t>(l);
     const float q = static_cast<float>(kIq4nlValues[l]), w = x[j] * x[j];
     *sumqx += w * q * x[j];
     *sumq2 += w * q * q;
@@ -73,11 +72,11 @@ float iq4_xs_sub_block_scale(const float* x) {
   if (amax < kGroupMaxEps) return 0.0f;
   const float values0 = static_cast<float>(kIq4nlValues[0]);
   float sumqx, sumq2;
-  iq4_sums(x, 1.0f / (-max / values0), &sumqx, &sumq2, nullptr);
+  iq4_sums(x, 1.0f / (-max / values0), &sumqx, &sumq2);
   float d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
   float best = d * sumqx;
   for (int itry = -7; itry <= 7; ++itry) {
-    iq4_sums(x, static_cast<float>(itry + kIq4nlValues[0]) / max, &sumqx, &sumq2, nullptr);
+    iq4_sums(x, static_cast<float>(itry + kIq4nlValues[0]) / max, &sumqx, &sumq2);
     if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
       d = sumqx / sumq2;
       best = d * sumqx;
@@ -179,6 +178,9 @@ void quantize_iq4_xs_ref(const float* x, int64_t n_blocks, std::byte* out) {
 
 // Per sub-block of 16: the UE4M3 scale of amax / 6 (so that E2M1's largest value 6 lands on
 // amax), then the nearest E2M1 code at the decoded scale, ties to the smaller magnitude.
+// Past the saturated scale (amax / 6 > 448) values clip to +-2688, until |x| is so large
+// (around 2^36) that every code's error rounds to the same float: then ggml's search keeps
+// code 0.
 void quantize_nvfp4_ref(const float* x, int64_t n_blocks, std::byte* out) {
   for (int64_t i = 0; i < n_blocks; ++i, out += sizeof(BlockNvfp4)) {
     BlockNvfp4 b;
