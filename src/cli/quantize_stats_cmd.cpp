@@ -26,7 +26,8 @@ namespace fixq::cli {
 namespace {
 
 // The weight formats; q8_1 and q8_K are the activation side of the dot products.
-const char* const kDefaultTypes = "q4_0,q4_1,q5_0,q5_1,q8_0,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_nl,mxfp4";
+const char* const kDefaultTypes =
+    "q4_0,q4_1,q5_0,q5_1,q8_0,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_nl,iq4_xs,tq1_0,tq2_0,mxfp4,nvfp4";
 constexpr int64_t kChunk = 1 << 16;  // elements per round trip: a multiple of every block size
 
 struct Options {

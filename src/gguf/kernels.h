@@ -26,7 +26,7 @@ struct FormatKernels {
   DotFn dot;  // null for formats without a dot product (Q8_1, Q8_K)
 };
 
-inline constexpr std::size_t kTypeCount = 14;  // every Type (type_table.cpp checks it)
+inline constexpr std::size_t kTypeCount = 18;  // every Type (type_table.cpp checks it)
 
 // One instruction-set family's kernels: per format (indexed by Type), and the finiteness
 // scan of quantize's input. A null kernel is inherited from the next family (registry.h).
@@ -72,7 +72,11 @@ void quantize_q5_k_ref(const float* x, int64_t n_blocks, std::byte* out);
 void quantize_q6_k_ref(const float* x, int64_t n_blocks, std::byte* out);
 void quantize_q8_k_ref(const float* x, int64_t n_blocks, std::byte* out);
 void quantize_iq4_nl_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_iq4_xs_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_tq1_0_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_tq2_0_ref(const float* x, int64_t n_blocks, std::byte* out);
 void quantize_mxfp4_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_nvfp4_ref(const float* x, int64_t n_blocks, std::byte* out);
 
 void dequantize_q4_0_ref(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_q4_1_ref(const std::byte* in, int64_t n_blocks, float* out);
@@ -87,7 +91,11 @@ void dequantize_q5_k_ref(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_q6_k_ref(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_q8_k_ref(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_iq4_nl_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_iq4_xs_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_tq1_0_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_tq2_0_ref(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_mxfp4_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_nvfp4_ref(const std::byte* in, int64_t n_blocks, float* out);
 
 float dot_q4_0_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_q4_1_q8_1_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
@@ -100,7 +108,11 @@ float dot_q4_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks
 float dot_q5_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_q6_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_iq4_nl_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_iq4_xs_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_tq1_0_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_tq2_0_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_mxfp4_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_nvfp4_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
 
 // ---- AVX2 (+FMA, F16C, BMI2) kernels, bit-identical to the references
 void quantize_q8_0_avx2(const float* x, int64_t n_blocks, std::byte* out);
@@ -120,7 +132,11 @@ void dequantize_q5_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_q6_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_q8_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_iq4_nl_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_iq4_xs_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_tq1_0_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_tq2_0_avx2(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_mxfp4_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_nvfp4_avx2(const std::byte* in, int64_t n_blocks, float* out);
 
 float dot_q4_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_q4_1_q8_1_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
@@ -133,6 +149,10 @@ float dot_q4_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_block
 float dot_q5_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_q6_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_iq4_nl_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_iq4_xs_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_tq1_0_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_tq2_0_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_mxfp4_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_nvfp4_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
 
 }  // namespace fixq::gguf::detail

@@ -19,7 +19,11 @@ const GgufKernels kGguf{{{
                             {nullptr, dequantize_q6_k_avx2, dot_q6_k_q8_k_avx2},
                             {quantize_q8_k_avx2, dequantize_q8_k_avx2, nullptr},
                             {nullptr, dequantize_iq4_nl_avx2, dot_iq4_nl_q8_0_avx2},
+                            {nullptr, dequantize_iq4_xs_avx2, dot_iq4_xs_q8_k_avx2},
+                            {nullptr, dequantize_tq1_0_avx2, dot_tq1_0_q8_k_avx2},
+                            {nullptr, dequantize_tq2_0_avx2, dot_tq2_0_q8_k_avx2},
                             {nullptr, dequantize_mxfp4_avx2, dot_mxfp4_q8_0_avx2},
+                            {nullptr, dequantize_nvfp4_avx2, dot_nvfp4_q8_0_avx2},
                         }},
                         first_nonfinite_avx2};
 

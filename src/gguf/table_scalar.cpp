@@ -19,7 +19,11 @@ const GgufKernels kGguf{{{
                             {quantize_q6_k_ref, dequantize_q6_k_ref, dot_q6_k_q8_k_ref},
                             {quantize_q8_k_ref, dequantize_q8_k_ref, nullptr},
                             {quantize_iq4_nl_ref, dequantize_iq4_nl_ref, dot_iq4_nl_q8_0_ref},
+                            {quantize_iq4_xs_ref, dequantize_iq4_xs_ref, dot_iq4_xs_q8_k_ref},
+                            {quantize_tq1_0_ref, dequantize_tq1_0_ref, dot_tq1_0_q8_k_ref},
+                            {quantize_tq2_0_ref, dequantize_tq2_0_ref, dot_tq2_0_q8_k_ref},
                             {quantize_mxfp4_ref, dequantize_mxfp4_ref, dot_mxfp4_q8_0_ref},
+                            {quantize_nvfp4_ref, dequantize_nvfp4_ref, dot_nvfp4_q8_0_ref},
                         }},
                         first_nonfinite_ref};
 

@@ -49,7 +49,15 @@ constexpr std::array<FormatRow, kTypeCount> kRows = {{
      {0, {0, 0}, offsetof(BlockQ8_K, d)}},
     {{Type::IQ4_NL, "iq4_nl", 20, kQK, sizeof(BlockIq4Nl), Type::Q8_0, true},
      {1, {offsetof(BlockIq4Nl, d), 0}, -1}},
+    {{Type::IQ4_XS, "iq4_xs", 23, kQK_K, sizeof(BlockIq4Xs), Type::Q8_K, true},
+     {1, {offsetof(BlockIq4Xs, d), 0}, -1}},
+    {{Type::TQ1_0, "tq1_0", 34, kQK_K, sizeof(BlockTq1_0), Type::Q8_K, true},
+     {1, {offsetof(BlockTq1_0, d), 0}, -1}},
+    {{Type::TQ2_0, "tq2_0", 35, kQK_K, sizeof(BlockTq2_0), Type::Q8_K, true},
+     {1, {offsetof(BlockTq2_0, d), 0}, -1}},
     {{Type::MXFP4, "mxfp4", 39, kQK, sizeof(BlockMxfp4), Type::Q8_0, true},
+     {0, {0, 0}, -1}},
+    {{Type::NVFP4, "nvfp4", 40, kQKNvfp4, sizeof(BlockNvfp4), Type::Q8_0, true},
      {0, {0, 0}, -1}},
 }};
 

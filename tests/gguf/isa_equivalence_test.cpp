@@ -83,7 +83,9 @@ std::vector<std::byte> random_blocks(Type type, int64_t blocks, uint32_t seed) {
     case Type::Q2_K: f16 = {80, 82}; break;
     case Type::Q3_K: f16 = {108}; break;
     case Type::Q6_K: f16 = {208}; break;
-    case Type::Q8_K: case Type::MXFP4: break;
+    case Type::TQ1_0: f16 = {52}; break;
+    case Type::TQ2_0: f16 = {64}; break;
+    case Type::Q8_K: case Type::MXFP4: case Type::NVFP4: break;  // NVFP4: every UE4M3 byte is finite
     default: f16 = {0}; break;
   }
   for (int64_t b = 0; b < blocks; ++b) {
@@ -164,8 +166,10 @@ TEST_P(IsaEquivalence, DotOfArbitraryBytesIsBitIdentical) {
     if (!t.dot_type) continue;
     for (int64_t blocks : {0, 1, 2, 3, 8, 9, 100}) {
       for (uint32_t seed = 0; seed < 20; ++seed) {
+        // NVFP4 blocks of 64 pair with two Q8_0 blocks each.
+        const int64_t y_blocks = blocks * t.block_elems / traits(*t.dot_type).block_elems;
         const Misaligned x(random_blocks(t.type, blocks, seed));
-        const Misaligned y(random_blocks(*t.dot_type, blocks, seed + 1000));
+        const Misaligned y(random_blocks(*t.dot_type, y_blocks, seed + 1000));
         float want, got;
         {
           fixq::test::PathScope s(fixq::test::scalar_path());
