@@ -94,7 +94,7 @@ struct GruNode {
   int directions = 1;
 };
 
-GruNode check_gru_node(const std::string& path, const onnx::NodeProto& node, int index) {
+GruNode check_gru_node(const std::string& path, const onnx::NodeProto& node, int index, const Constants& constants) {
   GruNode g{&node, index, node_label(node, index)};
   const std::string& who = g.label;
   const onnx::AttributeProto* dir = attribute(node, "direction");
@@ -119,10 +119,13 @@ GruNode check_gru_node(const std::string& path, const onnx::NodeProto& node, int
   if (attribute(node, "clip")) fail_load(path, who, " clips its gate inputs (attribute clip); fixq's GRU does not");
   if (int_attribute(node, "layout", 0) != 0)
     fail_load(path, who, " has layout = 1 (batch-major X and Y); export with layout 0 (torch does, also for batch_first)");
-  if (const onnx::AttributeProto* h = attribute(node, "hidden_size")) g.hidden = h->i();
   if (node.input_size() < 3 || node.output_size() < 1)
     fail_load(path, who, " has ", node.input_size(), " inputs and ", node.output_size(),
               " outputs; a GRU takes at least X, W, R and gives Y");
+  if (const onnx::AttributeProto* h = attribute(node, "hidden_size")) g.hidden = h->i();
+  // Without the attribute, R [D, 3H, H] says it (checked in full when the weights are read).
+  const auto r = constants.find(node.input(2));
+  if (g.hidden == 0 && r != constants.end() && r->second->dims_size() == 3) g.hidden = r->second->dims(2);
   return g;
 }
 
@@ -235,6 +238,17 @@ std::string module_of(const onnx::NodeProto& node) {
   return m;
 }
 
+// torch names a node after the module that made it ("/encoder/rnn/GRU_1"): the layers of
+// one nn.GRU share it, two nn.GRU one after the other do not. Names of another form say
+// nothing, and do not keep nodes apart.
+bool same_module(const onnx::NodeProto& a, const onnx::NodeProto& b) {
+  const auto scope = [](const onnx::NodeProto& n) {
+    const std::size_t slash = n.name().rfind('/');
+    return n.name().starts_with("/") && slash != std::string::npos ? n.name().substr(0, slash) : std::string();
+  };
+  return scope(a) == scope(b);
+}
+
 std::vector<Chain> find_chains(const std::string& path, const onnx::GraphProto& graph, const Constants& constants) {
   std::map<std::string, const onnx::NodeProto*> producer;
   for (const onnx::NodeProto& n : graph.node())
@@ -244,7 +258,7 @@ std::vector<Chain> find_chains(const std::string& path, const onnx::GraphProto& 
   for (int i = 0; i < graph.node_size(); ++i)
     if (graph.node(i).op_type() == "GRU") {
       gru_index[&graph.node(i)] = grus.size();
-      grus.push_back(check_gru_node(path, graph.node(i), i));
+      grus.push_back(check_gru_node(path, graph.node(i), i, constants));
     }
 
   // The GRU feeding each GRU's X through layout nodes only, when they form a layer join.
@@ -259,7 +273,8 @@ std::vector<Chain> find_chains(const std::string& path, const onnx::GraphProto& 
       if (p.op_type() == "GRU") {
         const std::size_t j = gru_index.at(&p);
         std::reverse(steps.begin(), steps.end());
-        if (x == p.output(0) && next[j] == -1 &&
+        if (x == p.output(0) && next[j] == -1 && same_module(p, *grus[k].node) &&
+            grus[j].directions == grus[k].directions && grus[j].hidden == grus[k].hidden &&
             joins_layers(steps, grus[j].directions, grus[j].hidden, constants)) {
           previous[k] = static_cast<int>(j);
           next[j] = static_cast<int>(k);

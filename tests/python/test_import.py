@@ -18,21 +18,27 @@ from model_files import export_onnx, save_state_dict, torch_forward
 torch.set_num_threads(1)
 
 
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.GRU(5, 6, num_layers=2, bidirectional=True)
+
+    def forward(self, x):
+        return self.rnn(x)[0]
+
+
 class Speaker(torch.nn.Module):
-    """A whole model: an embedding-like projection, an encoder GRU, a decoder GRU."""
+    """A whole model: a projection, an encoder GRU, a decoder GRU fed by the encoder."""
 
     def __init__(self):
         super().__init__()
         torch.manual_seed(3)
         self.proj = torch.nn.Linear(4, 5)
-        self.encoder = torch.nn.Module()
-        self.encoder.rnn = torch.nn.GRU(5, 6, num_layers=2, bidirectional=True)
+        self.encoder = Encoder()
         self.decoder = torch.nn.GRU(12, 3)
 
     def forward(self, x):
-        y, _ = self.encoder.rnn(self.proj(x))
-        z, _ = self.decoder(y)
-        return z
+        return self.decoder(self.encoder(self.proj(x)))[0]
 
 
 def cli_error(*args) -> str:
