@@ -175,7 +175,7 @@ def onnx_export(tmp, name, c, h, layers, bidirectional):
 def main():
     if not os.access(FIXQ, os.X_OK):
         sys.exit("make_seeds.py: %s is missing; build fixq first (scripts/setup.sh)" % FIXQ)
-    for f in glob.glob(os.path.join(CORPUS, "*", "seed-*")) + glob.glob(os.path.join(UNFIXED, "*", "*")):
+    for f in glob.glob(os.path.join(CORPUS, "*", "seed-*")):
         os.remove(f)
     data_dir = os.path.join(ROOT, "tests", "io", "data")
     with tempfile.TemporaryDirectory() as tmp:
