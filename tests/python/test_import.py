@@ -262,3 +262,36 @@ def test_malformed_onnx_models_are_refused_by_name(tmp_path):
     assert "raw_data holds 92 bytes" in cli_error("gru", "quantize", "--model", tmp_path / "bad.onnx", "--calib",
                                                   tmp_path / "x.npy", "-o", tmp_path / "q.fixq")
     assert not (tmp_path / "q.fixq").exists()
+
+
+def test_hand_built_onnx_gru_follows_the_operator_spec(tmp_path):
+    """A GRU node written with onnx.helper from the operator's definition (gates z, r, h;
+    B = [Wb, Rb]; weights in float_data, FLOAT16 for R), not by torch's exporter: the
+    same weights moved into nn.GRU's order (r, z, n) must give torch's outputs."""
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(12)
+    C, H, D = 3, 5, 2
+    W = rng.standard_normal((D, 3 * H, C)).astype(np.float32) * 0.5
+    R = (rng.standard_normal((D, 3 * H, H)) * 0.5).astype(np.float16).astype(np.float32)
+    B = rng.standard_normal((D, 6 * H)).astype(np.float32) * 0.5
+    node = helper.make_node("GRU", ["x", "W", "R", "B"], ["y"], hidden_size=H, direction="bidirectional",
+                            linear_before_reset=1, name="my_gru")
+    inits = [helper.make_tensor("W", TensorProto.FLOAT, W.shape, W.ravel().tolist()),
+             helper.make_tensor("R", TensorProto.FLOAT16, R.shape, R.ravel().tolist()),  # stored as int32_data bits
+             helper.make_tensor("B", TensorProto.FLOAT, B.shape, B.ravel().tolist())]
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["T", "B", C])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), str(tmp_path / "h.onnx"))
+
+    zrh_to_rzn = lambda a: np.concatenate([a[H:2 * H], a[:H], a[2 * H:]])  # noqa: E731
+    gru = torch.nn.GRU(C, H, bidirectional=True)
+    sd = {}
+    for d, sfx in enumerate(["", "_reverse"]):
+        sd["weight_ih_l0" + sfx] = torch.from_numpy(zrh_to_rzn(W[d]))
+        sd["weight_hh_l0" + sfx] = torch.from_numpy(zrh_to_rzn(R[d]))
+        sd["bias_ih_l0" + sfx] = torch.from_numpy(zrh_to_rzn(B[d, :3 * H]))
+        sd["bias_hh_l0" + sfx] = torch.from_numpy(zrh_to_rzn(B[d, 3 * H:]))
+    gru.load_state_dict(sd)
+    model = fixq.GruModel.load(tmp_path / "h.onnx", prefix="my_gru")
+    assert_matches_torch(model, gru, sequences(6, 2, C, seed=13))
