@@ -105,6 +105,10 @@ class Value {
 
 using Metadata = std::vector<std::pair<std::string, Value>>;  // in file order
 
+// s for a message or a terminal: valid UTF-8 is kept, control characters and bytes that
+// are not UTF-8 become \xNN (file names and keys are bytes, and may be anything).
+std::string printable(std::string_view s);
+
 // ------------------------------------------------------------------ tensor types
 
 struct TensorType {

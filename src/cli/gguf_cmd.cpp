@@ -34,13 +34,13 @@ void info_cmd(const Options& o) {
 
   std::printf("\nmetadata:\n");
   for (const auto& [key, value] : f.metadata())
-    std::printf("  %-40s %-8s %s\n", key.c_str(), std::string(gguf::to_string(value.type())).c_str(),
+    std::printf("  %-40s %-8s %s\n", gguf::printable(key).c_str(), std::string(gguf::to_string(value.type())).c_str(),
                 value.str(o.items).c_str());
 
   std::printf("\ntensors (shape in C order, i.e. ggml's ne reversed; offset from the data section):\n");
   std::printf("  %-48s %-8s %-22s %14s %14s\n", "name", "type", "shape", "offset", "bytes");
   for (const gguf::TensorInfo& t : f.tensors())
-    std::printf("  %-48s %-8s %-22s %14" PRIu64 " %14" PRIu64 "%s\n", t.name.c_str(), std::string(t.type->name).c_str(),
+    std::printf("  %-48s %-8s %-22s %14" PRIu64 " %14" PRIu64 "%s\n", gguf::printable(t.name).c_str(), std::string(t.type->name).c_str(),
                 shape_str(t.shape).c_str(), t.offset, t.bytes, t.type->decodable() ? "" : "  (fixq cannot decode)");
 }
 

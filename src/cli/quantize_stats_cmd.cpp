@@ -58,7 +58,7 @@ class FloatTensors {
           continue;
         }
         std::vector<std::string>& list = t.type->is_int ? skipped_names_ : quantized_names_;
-        list.push_back(t.name + " " + std::string(t.type->name));
+        list.push_back(gguf::printable(t.name) + " " + std::string(t.type->name));
       }
       return;
     }
@@ -79,7 +79,7 @@ class FloatTensors {
 
   std::size_t count() const { return npy_shape_ ? 1 : gguf_ ? gguf_floats_.size() : floats_.size(); }
   std::string name(std::size_t i) const {
-    return npy_shape_ ? path_ : gguf_ ? gguf_floats_[i]->name : floats_[i]->name;
+    return npy_shape_ ? path_ : gguf_ ? gguf::printable(gguf_floats_[i]->name) : floats_[i]->name;
   }
   Shape shape(std::size_t i) const {
     return npy_shape_ ? *npy_shape_ : gguf_ ? gguf_floats_[i]->shape : floats_[i]->shape;

@@ -24,7 +24,9 @@ namespace {
 
 constexpr uint32_t kMaxDims = 4;                  // GGML_MAX_DIMS
 constexpr int kMaxArrayDepth = 8;                 // arrays of arrays of ... (ggml itself allows none)
-constexpr uint64_t kMaxArrayItems = uint64_t{1} << 26;  // ggml's largest vocabularies hold ~2^18 tokens
+// A metadata value takes ~48 bytes in memory, so array items are bounded in all, not only
+// by the file's size: ggml's largest vocabularies hold ~2^18 tokens (and as many merges).
+constexpr uint64_t kMaxArrayItems = uint64_t{1} << 24;
 
 template <class... Args>
 [[noreturn]] void fail_file(const std::string& path, const Args&... what) {
@@ -52,6 +54,7 @@ class HeaderReader {
 
   uint64_t pos() const { return pos_; }
   uint64_t remaining() const { return size_ - pos_; }
+  uint64_t array_items = 0;  // read so far, over all metadata
 
   void read(void* dst, uint64_t n, const std::string& what) {
     if (n > remaining())
@@ -157,7 +160,9 @@ Value read_value(HeaderReader& in, const std::string& path, ValueType type, cons
       if (n > in.remaining() / min_value_bytes(element))
         fail_file(path, "truncated or corrupt: ", what, " claims ", n, " items of ", to_string(element), ", but only ",
                   in.remaining(), " bytes remain");
-      if (n > kMaxArrayItems) fail_file(path, what, " holds ", n, " items, more than fixq reads (", kMaxArrayItems, ")");
+      in.array_items += n;
+      if (in.array_items > kMaxArrayItems)
+        fail_file(path, what, ": the metadata's arrays hold more than ", kMaxArrayItems, " items in all, more than fixq reads");
       std::vector<Value> items;
       items.reserve(n);
       for (uint64_t i = 0; i < n; ++i)
@@ -175,16 +180,16 @@ TensorInfo make_info(const std::string& path, std::string name, const std::vecto
   t.name = std::move(name);
   t.type = find_tensor_type(type_id);
   if (!t.type)
-    fail_file(path, "tensor '", t.name, "' has ggml type id ", type_id,
+    fail_file(path, "tensor '", printable(t.name), "' has ggml type id ", type_id,
               ", which ggml does not define (or has retired); the file is corrupt or newer than fixq");
   for (auto it = ne.rbegin(); it != ne.rend(); ++it) {
-    if (*it > static_cast<uint64_t>(INT64_MAX)) fail_file(path, "tensor '", t.name, "' has extent ", *it, " beyond int64");
+    if (*it > static_cast<uint64_t>(INT64_MAX)) fail_file(path, "tensor '", printable(t.name), "' has extent ", *it, " beyond int64");
     t.shape.push_back(static_cast<int64_t>(*it));
   }
   try {
     t.bytes = tensor_bytes(*t.type, t.shape);
   } catch (const Error& e) {
-    fail_file(path, "tensor '", t.name, "': ", e.what());
+    fail_file(path, "tensor '", printable(t.name), "': ", e.what());
   }
   t.offset = offset;
   return t;
@@ -229,8 +234,8 @@ File::File(const std::string& path) : path_(path) {
     std::set<std::string> keys;
     for (uint64_t i = 0; i < n_kv; ++i) {
       std::string key = in.string("the key of metadata entry " + std::to_string(i));
-      const std::string what = "metadata \"" + key + "\"";
-      if (!keys.insert(key).second) fail_file(path, "duplicate metadata key \"", key, "\"");
+      const std::string what = "metadata \"" + printable(key) + "\"";
+      if (!keys.insert(key).second) fail_file(path, "duplicate ", what);
       const ValueType type = value_type(path, in.scalar<uint32_t>(what + " (its type)"), what);
       Value v = read_value(in, path, type, what, 0);
       metadata_.emplace_back(std::move(key), std::move(v));
@@ -247,8 +252,8 @@ File::File(const std::string& path) : path_(path) {
     std::set<std::string> names;
     for (uint64_t i = 0; i < n_tensors; ++i) {
       std::string name = in.string("the name of tensor " + std::to_string(i));
-      const std::string what = "tensor '" + name + "'";
-      if (!names.insert(name).second) fail_file(path, "two tensors are named '", name, "'");
+      const std::string what = "tensor '" + printable(name) + "'";
+      if (!names.insert(name).second) fail_file(path, "two tensors are named '", printable(name), "'");
       const auto n_dims = in.scalar<uint32_t>(what + " (its rank)");
       if (n_dims > kMaxDims) fail_file(path, what, " has ", n_dims, " dimensions; ggml allows at most ", kMaxDims);
       std::vector<uint64_t> ne(n_dims);
@@ -265,10 +270,10 @@ File::File(const std::string& path) : path_(path) {
     std::vector<const TensorInfo*> by_offset;
     for (const TensorInfo& t : tensors_) {
       if (t.offset % alignment_ != 0)
-        fail_file(path, "tensor '", t.name, "' starts at data offset ", t.offset, ", not a multiple of the alignment ",
+        fail_file(path, "tensor '", printable(t.name), "' starts at data offset ", t.offset, ", not a multiple of the alignment ",
                   alignment_);
       if (t.offset > data_bytes || t.bytes > data_bytes - t.offset)
-        fail_file(path, "truncated: tensor '", t.name, "' (", t.type->name, " ", shape_str(t.shape), ", ", t.bytes,
+        fail_file(path, "truncated: tensor '", printable(t.name), "' (", t.type->name, " ", shape_str(t.shape), ", ", t.bytes,
                   " bytes at data offset ", t.offset, ") reaches beyond the ", data_bytes, " bytes of the data section");
       by_offset.push_back(&t);
     }
@@ -279,7 +284,7 @@ File::File(const std::string& path) : path_(path) {
       const TensorInfo& a = *by_offset[i - 1];
       const TensorInfo& b = *by_offset[i];
       if (a.bytes > 0 && b.bytes > 0 && b.offset < a.offset + a.bytes)
-        fail_file(path, "tensors '", a.name, "' (bytes ", a.offset, "..", a.offset + a.bytes, ") and '", b.name,
+        fail_file(path, "tensors '", printable(a.name), "' (bytes ", a.offset, "..", a.offset + a.bytes, ") and '", printable(b.name),
                   "' (from ", b.offset, ") overlap");
     }
   } catch (...) {
@@ -329,7 +334,7 @@ const TensorInfo* File::find(std::string_view name) const {
 
 const TensorInfo& File::info(std::string_view name) const {
   const TensorInfo* t = find(name);
-  if (!t) fail_file(path_, "no tensor named '", name, "' (the file has ", tensors_.size(), "; `fixq gguf info` lists them)");
+  if (!t) fail_file(path_, "no tensor named '", printable(name), "' (the file has ", tensors_.size(), "; `fixq gguf info` lists them)");
   return *t;
 }
 
@@ -356,7 +361,7 @@ float exact_float(const std::string& path, const TensorInfo& t, std::size_t i, T
   // |f| >= 2^63 cannot be converted back; only INT64_MIN itself is exact there.
   const bool exact = std::fabs(f) < 9223372036854775808.0f ? static_cast<T>(static_cast<int64_t>(f)) == v
                                                             : static_cast<int64_t>(v) == INT64_MIN;
-  if (!exact) fail_file(path, "tensor '", t.name, "' (", t.type->name, "): element ", i, " = ", v, " is not exact in float32");
+  if (!exact) fail_file(path, "tensor '", printable(t.name), "' (", t.type->name, "): element ", i, " = ", v, " is not exact in float32");
   return f;
 }
 
@@ -373,7 +378,7 @@ std::vector<float> ints_to_float(const std::string& path, const TensorInfo& t, c
 std::vector<float> File::read_f32(const TensorInfo& t) const {
   const TensorType& type = *t.type;
   if (!type.decodable())
-    fail_file(path_, "tensor '", t.name, "' is ", type.name, ", a ggml format fixq cannot decode (`fixq formats list` "
+    fail_file(path_, "tensor '", printable(t.name), "' is ", type.name, ", a ggml format fixq cannot decode (`fixq formats list` "
               "shows the ones it can)");
   const std::vector<std::byte> raw = read_raw(t);
   if (type.block) return dequantize(*type.block, raw, t.shape.empty() ? Shape{1} : t.shape);
@@ -390,7 +395,7 @@ std::vector<float> File::read_f32(const TensorInfo& t) const {
     std::vector<float> out(wide.size());
     for (std::size_t i = 0; i < wide.size(); ++i) {
       if (std::isfinite(wide[i]) && std::fabs(wide[i]) > std::numeric_limits<float>::max())
-        fail_file(path_, "tensor '", t.name, "': f64 element ", i, " = ", wide[i], " is beyond the float32 range");
+        fail_file(path_, "tensor '", printable(t.name), "': f64 element ", i, " = ", wide[i], " is beyond the float32 range");
       out[i] = static_cast<float>(wide[i]);
     }
     return out;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fixq/error.h"
+#include "fixq/gguf_file.h"  // printable()
 #include "fixq/gru.h"
 #include "onnx_import/tensor.h"
 
@@ -82,7 +83,7 @@ int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int6
 }
 
 std::string node_label(const onnx::NodeProto& node, int index) {
-  return node.name().empty() ? "GRU node #" + std::to_string(index) : "GRU node '" + node.name() + "'";
+  return node.name().empty() ? "GRU node #" + std::to_string(index) : "GRU node '" + gguf::printable(node.name()) + "'";
 }
 
 // One GRU node, checked in itself.
@@ -104,7 +105,7 @@ GruNode check_gru_node(const std::string& path, const onnx::NodeProto& node, int
   else if (direction == "reverse")
     fail_load(path, who, " runs in direction \"reverse\" only; fixq's GRU runs forward, or both ways (bidirectional)");
   else if (direction != "forward")
-    fail_load(path, who, " has direction \"", direction, "\" (ONNX allows forward, reverse, bidirectional)");
+    fail_load(path, who, " has direction \"", gguf::printable(direction), "\" (ONNX allows forward, reverse, bidirectional)");
   if (int_attribute(node, "linear_before_reset", 0) != 1)
     fail_load(path, who, " has linear_before_reset = 0: its candidate is tanh(W x + R (r * h) + Rb + Wb), with the reset "
               "gate applied to h before the recurrent weights; fixq implements the cuDNN / PyTorch cell, tanh(W x + Wb + "
@@ -114,7 +115,7 @@ GruNode check_gru_node(const std::string& path, const onnx::NodeProto& node, int
     const std::vector<std::string> want = {"Sigmoid", "Tanh", "Sigmoid", "Tanh"};
     for (int i = 0; i < a->strings_size(); ++i)
       if (a->strings(i) != want[static_cast<std::size_t>(i % 4)] || i >= g.directions * 2)
-        fail_load(path, who, " uses activation '", a->strings(i), "'; fixq's GRU has sigmoid gates and a tanh candidate");
+        fail_load(path, who, " uses activation '", gguf::printable(a->strings(i)), "'; fixq's GRU has sigmoid gates and a tanh candidate");
   }
   if (attribute(node, "clip")) fail_load(path, who, " clips its gate inputs (attribute clip); fixq's GRU does not");
   if (int_attribute(node, "layout", 0) != 0)
@@ -136,7 +137,7 @@ std::vector<GruCell> node_cells(const std::string& path, const GruNode& g, const
     if (input >= node.input_size() || node.input(input).empty()) return nullptr;
     const auto it = constants.find(node.input(input));
     if (it == constants.end())
-      fail_load(path, g.label, ": its ", role, " '", node.input(input),
+      fail_load(path, g.label, ": its ", role, " '", gguf::printable(node.input(input)),
                 "' is computed by the graph or fed as an input, not a constant (an initializer or Constant node); "
                 "export with the weights folded into the model");
     return it->second;
@@ -145,7 +146,8 @@ std::vector<GruCell> node_cells(const std::string& path, const GruNode& g, const
   const onnx::TensorProto* R = constant(2, "R");
   const onnx::TensorProto* B = constant(3, "B");
   if (!W || !R) fail_load(path, g.label, " has no W or R input");
-  const std::string wn = g.label + " W '" + node.input(1) + "'", rn = g.label + " R '" + node.input(2) + "'";
+  const std::string wn = g.label + " W '" + gguf::printable(node.input(1)) + "'";
+  const std::string rn = g.label + " R '" + gguf::printable(node.input(2)) + "'";
   const Shape ws = tensor_shape(*W, wn), rs = tensor_shape(*R, rn);
   const int64_t D = g.directions;
   if (rs.size() != 3 || rs[0] != D || rs[2] < 1 || rs[1] != 3 * rs[2])
@@ -159,7 +161,7 @@ std::vector<GruCell> node_cells(const std::string& path, const GruNode& g, const
   const std::vector<float> w = tensor_floats(*W, wn), r = tensor_floats(*R, rn);
   std::vector<float> b(static_cast<std::size_t>(D * 6 * H), 0.0f);  // an absent B is zero
   if (B) {
-    const std::string bn = g.label + " B '" + node.input(3) + "'";
+    const std::string bn = g.label + " B '" + gguf::printable(node.input(3)) + "'";
     const Shape bs = tensor_shape(*B, bn);
     if (bs != Shape{D, 6 * H}) fail_load(path, bn, " has shape ", shape_str(bs), ", expected [", D, ", ", 6 * H, "]");
     b = tensor_floats(*B, bn);
@@ -231,11 +233,11 @@ struct Chain {
 std::string module_of(const onnx::NodeProto& node) {
   const std::string& n = node.name();
   const std::size_t slash = n.rfind('/');
-  if (n.empty() || n[0] != '/' || slash == std::string::npos) return n;
+  if (n.empty() || n[0] != '/' || slash == std::string::npos) return gguf::printable(n);
   std::string m = n.substr(1, slash);  // "encoder/rnn/"
   for (char& c : m)
     if (c == '/') c = '.';
-  return m;
+  return gguf::printable(m);
 }
 
 // torch names a node after the module that made it ("/encoder/rnn/GRU_1"): the layers of

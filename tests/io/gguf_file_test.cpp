@@ -291,7 +291,7 @@ TEST_F(GgufFile, CorruptHeadersAreRefusedByName) {
                "bool stored as 2");
   expect_error([&] {
     open(Builder().header(0, 2).str("k").put<uint32_t>(0).put<uint8_t>(1).str("k").put<uint32_t>(0).put<uint8_t>(2).b);
-  }, "duplicate metadata key \"k\"");
+  }, "duplicate metadata \"k\"");
   expect_error([&] { open(Builder().header(0, 1).str("k").put<uint32_t>(9).put<uint32_t>(4).put<uint64_t>(1u << 30).b); },
                "truncated or corrupt", "claims 1073741824 items");
   expect_error([&] { open(Builder().header(0, 1).str("k").put<uint32_t>(8).put<uint64_t>(UINT64_MAX).b); },
@@ -331,6 +331,12 @@ TEST_F(GgufFile, CorruptHeadersAreRefusedByName) {
   dup.b.append(64, '\0');
   expect_error([&] { open(dup.b); }, "two tensors are named 'a'");
   expect_error([&] { File f(path("missing.gguf")); }, "missing.gguf", "cannot open");
+  // Names are bytes: messages show them escaped, never raw control characters or non-UTF-8.
+  Builder odd;
+  odd.header(2, 0).tensor("\xff\x1b[2Jé", {8}, 0, 0).tensor("\xff\x1b[2Jé", {8}, 0, 32).pad(32);
+  odd.b.append(64, '\0');
+  expect_error([&] { open(odd.b); }, "two tensors are named '\\xff\\x1b[2Jé'");
+  EXPECT_EQ(printable("a\tb\xc2\x9b\xe2\x82\xac"), "a\\x09b\\xc2\\x9b\xe2\x82\xac");
 }
 
 TEST_F(GgufFile, WriterRefusesBadTensorsAndKeepsTheOldFile) {
