@@ -6,6 +6,7 @@
 
 #include "fixq/error.h"
 #include "fixq/gguf_file.h"
+#include "io/printable.h"
 
 namespace fixq::gguf {
 namespace {
@@ -44,38 +45,9 @@ std::string quote(const std::string& s) {
   return out;
 }
 
-// The length of the UTF-8 sequence starting at s[i] (2..4), or 0 when there is none.
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  const std::size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  if (c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0) return 0;  // C1 control characters
-  for (std::size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
-  return n;
-}
-
 }  // namespace
 
-std::string printable(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-      ++i;
-    } else if (const std::size_t n = c >= 0x80 ? utf8_sequence(s, i) : 0; n > 0) {
-      out.append(s.substr(i, n));
-      i += n;
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-      ++i;
-    }
-  }
-  return out;
-}
+std::string printable(std::string_view s) { return detail::printable(s); }
 
 std::string_view to_string(ValueType type) {
   const auto i = static_cast<std::size_t>(type);
