@@ -12,5 +12,6 @@ void register_formats(CLI::App& app);
 void register_quantize_stats(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_gru(CLI::App& app);
+void register_gguf(CLI::App& app);
 
 }  // namespace fixq::cli
