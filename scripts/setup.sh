@@ -16,8 +16,11 @@ cd "$(dirname "$0")/.."
 #   libopenblas-dev libdnnl-dev        the peers benchmarks are measured against (sgemm, oneDNN)
 #   pybind11-dev python3-pytest        the Python module `fixq` (build/python) and its tests
 #   chromium                           the test that renders `fixq gru eval --report` pages headless
+#   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi
+#                                      `fixq gru export-c`'s C run bit-exact on 32-bit ARM under qemu, and built for a Cortex-M4
 packages=(build-essential cmake ninja-build libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-          python3-numpy python3-torch libopenblas-dev libdnnl-dev pybind11-dev python3-pytest chromium)
+          python3-numpy python3-torch libopenblas-dev libdnnl-dev pybind11-dev python3-pytest chromium
+          gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi)
 
 source scripts/install_missing.sh  # the scripts run from the repository root
 install_missing setup "${packages[@]}"
