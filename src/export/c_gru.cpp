@@ -18,6 +18,7 @@ namespace {
 using export_detail::c_array_body;
 using export_detail::c_float;
 using export_detail::c_int;
+using export_detail::c_macro_int;
 using gru_detail::CellPlan;
 using gru_detail::OpQ;
 
@@ -153,10 +154,10 @@ std::string header_text(const Model& mo, const CExportOptions& o) {
   s += "#define $U_NUM_CELLS ($U_NUM_LAYERS * $U_DIRECTIONS)\n";
   s += "#define $U_OUTPUT_SIZE ($U_DIRECTIONS * $U_HIDDEN_SIZE)\n\n";
   s += "/* Layer 0's input quantization (docs/spec.md 3.1): real x = (x_q - ZERO_POINT) * SCALE. */\n";
-  s += "#define $U_X_ZERO_POINT " + c_int(x.zp) + "\n";
+  s += "#define $U_X_ZERO_POINT " + c_macro_int(x.zp) + "\n";
   s += "#define $U_X_SCALE " + c_float(xp.scale[0]) + "\n";
-  s += "#define $U_X_MIN " + c_int(x.range.qmin) + "\n";
-  s += "#define $U_X_MAX " + c_int(x.range.qmax) + "\n\n";
+  s += "#define $U_X_MIN " + c_macro_int(x.range.qmin) + "\n";
+  s += "#define $U_X_MAX " + c_macro_int(x.range.qmax) + "\n\n";
   s += "typedef " + std::string(c_type(mo.bits_x)) + " $p_x_t; /* x: " + std::to_string(mo.bits_x) + " bits */\n";
   s += "typedef " + std::string(c_type(mo.bits_h)) + " $p_h_t; /* h: " + std::to_string(mo.bits_h) + " bits */\n\n";
   s += "/* The recurrent state, owned by the caller: each cell's h ([layer * DIRECTIONS + direction])\n"

@@ -14,6 +14,11 @@ std::string c_int(int64_t v) {
   return std::to_string(v);
 }
 
+std::string c_macro_int(int64_t v) {
+  const std::string s = c_int(v);
+  return v < 0 && s[0] != '(' ? "(" + s + ")" : s;
+}
+
 std::string c_float(float v) {
   require(std::isfinite(v), "C export: non-finite constant ", v);
   if (v == 0.0f) return std::signbit(v) ? "-0.0f" : "0.0f";

@@ -12,6 +12,9 @@ namespace fixq::export_detail {
 // A decimal integer literal valid in C for every int64 value (INT64_MIN and INT32_MIN
 // are written as expressions, since their magnitude is not a literal of their type).
 std::string c_int(int64_t v);
+// c_int for a macro's value: a negative number in parentheses, so that any expression may
+// use the macro.
+std::string c_macro_int(int64_t v);
 
 // An exact C99 hexadecimal floating literal of a finite binary32 value, with the decimal
 // value in a comment: "0x800000p-30f /* 0.0078125 */". Independent of printf's %a.

@@ -39,11 +39,11 @@ std::vector<std::string> write_gru_tables(const QuantizedGru& model, const std::
       save_npy_i32(npy, e.data(), Shape{static_cast<int64_t>(e.size())});
       written.push_back(npy);
       h += "\n/* cell " + std::to_string(c) + ", " + what[t] + (l.direct() ? ", direct" : ", interpolated") + " */\n";
-      h += "#define " + upper + "_INPUT_MIN " + export_detail::c_int(l.input_min()) + "\n";
+      h += "#define " + upper + "_INPUT_MIN " + export_detail::c_macro_int(l.input_min()) + "\n";
       h += "#define " + upper + "_SHIFT " + std::to_string(l.shift()) + "\n";
       h += "#define " + upper + "_FRAC_BITS " + std::to_string(l.frac_bits()) + "\n";
-      h += "#define " + upper + "_OUT_MIN " + export_detail::c_int(l.output_range().qmin) + "\n";
-      h += "#define " + upper + "_OUT_MAX " + export_detail::c_int(l.output_range().qmax) + "\n";
+      h += "#define " + upper + "_OUT_MIN " + export_detail::c_macro_int(l.output_range().qmin) + "\n";
+      h += "#define " + upper + "_OUT_MAX " + export_detail::c_macro_int(l.output_range().qmax) + "\n";
       h += "#define " + upper + "_ENTRIES " + std::to_string(e.size()) + "\n";
       h += "static const int32_t " + id + "[" + std::to_string(e.size()) + "] = " + export_detail::c_array_body(e) + ";\n";
     }
