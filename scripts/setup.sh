@@ -20,9 +20,12 @@ cd "$(dirname "$0")/.."
 #                                      portable intrinsics, so CPUs without AVX-512 still prove them bit-exact
 #   libonnx-dev libprotobuf-dev        reading ONNX models (`--model model.onnx`); python3-onnx edits them in tests
 #   nodejs npm                         @huggingface/gguf, the independent GGUF reader of the tests (tests/gguf_js)
+#   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi
+#                                      `fixq gru export-c`'s C run bit-exact on 32-bit ARM under qemu, and built for a Cortex-M4
 packages=(build-essential cmake ninja-build libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
           python3-numpy python3-torch libopenblas-dev libdnnl-dev pybind11-dev python3-pytest chromium libsimde-dev
-          libonnx-dev libprotobuf-dev python3-onnx nodejs)
+          libonnx-dev libprotobuf-dev python3-onnx nodejs
+          gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi)
 # A nodejs that bundles npm (NodeSource's) conflicts with Debian's npm package: ask for it only when missing.
 command -v npm >/dev/null || packages+=(npm)
 

@@ -318,6 +318,8 @@ void register_gru(CLI::App& app) {
              "Example (files as made in `fixq gru quantize --help`):\n"
              "  build/bin/fixq gru eval --model gru.fixq --float gru.safetensors --input ref/x.npy --report eval.html");
   ec->callback([e] { eval_cmd(*e); });
+
+  register_gru_export(*cmd);
 }
 
 }  // namespace fixq::cli

@@ -272,6 +272,22 @@ def main():
               qgru_variant(int8, lambda p: set_all(p, "z_out", scale=[2.0 ** -100], exponent=[100])))
         crash("qgru", "exponent-int32-min.fixq", qgru_variant(int8, lambda p: set_all(p, "x", exponent=[-2 ** 31])))
 
+        # qgru version 2 stores the activation tables: the same model as a version 1 file
+        # (no tables, rebuilt at load), and tables of a length that fits no layout or with a
+        # direct entry outside the output range.
+        def edit_tables(data, edit):
+            tensors, metadata = read_safetensors(data)
+            return safetensors_bytes(edit(tensors, metadata), metadata)
+        def as_version1(tensors, metadata):
+            metadata.pop("fixq.version")
+            return [t for t in tensors if not t[0].endswith((".sig_z", ".sig_r", ".tanh_g"))]
+        def table(name, values):
+            return lambda tensors, metadata: [(k, d, [len(values)], np.array(values, "<i4").tobytes()) if k == name
+                                              else (k, d, s, raw) for k, d, s, raw in tensors]
+        out("qgru", "int8-pow2-version1.fixq", edit_tables(int8, as_version1))
+        out("qgru", "table-length.fixq", edit_tables(int8, table("cell0.sig_z", [0] * 255)))
+        out("qgru", "table-entry-range.fixq", edit_tables(int8, table("cell0.tanh_g", [300] * 256)))
+
         # packed: a payload with and without a shape.
         variants("packed", "q8.bin", packed_bytes("q8_0", [2, 32], bytes(range(68))))
         out("packed", "scalar.bin", packed_bytes("float8_e4m3", [], b"\x38"))
