@@ -86,6 +86,8 @@ struct GruKernels {
 namespace avx2 { extern const GruKernels kGru; }
 namespace avx512 { extern const GruKernels kGru; }
 namespace avx512_emulated { extern const GruKernels kGru; }
+namespace avx512vbmi { extern const GruKernels kGru; }
+namespace avx512vbmi_emulated { extern const GruKernels kGru; }
 
 // Best first, one entry per family (q_run.cpp).
 cpu_detail::KernelRegistry<GruKernels>& registry();

@@ -9,7 +9,7 @@ cpu_detail::KernelRegistry<GruKernels>& registry() {
   // The scalar family's path is the reference loop (q_step_intonly.cpp): no lane kernels.
   static cpu_detail::KernelRegistry<GruKernels> r("gru", {
                                                              {Isa::Avx512Bf16, nullptr},  // as avx512
-                                                             {Isa::Avx512Vbmi, nullptr},  // as avx512
+                                                             {Isa::Avx512Vbmi, &avx512vbmi::kGru},
                                                              {Isa::Avx512, &avx512::kGru},
                                                              {Isa::Avx2, &avx2::kGru},
                                                              {Isa::Scalar, nullptr},

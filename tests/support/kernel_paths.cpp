@@ -16,6 +16,7 @@ void install_emulated_kernels() {
     gemm_detail::registry().install_emulated(Isa::Avx512, &gemm_detail::avx512_emulated::kGemm);
     quant_detail::registry().install_emulated(Isa::Avx512, &quant_detail::avx512_emulated::kQuant);
     gru_detail::registry().install_emulated(Isa::Avx512, &gru_detail::avx512_emulated::kGru);
+    gru_detail::registry().install_emulated(Isa::Avx512Vbmi, &gru_detail::avx512vbmi_emulated::kGru);
     return true;
   }();
   (void)installed;
