@@ -3,8 +3,6 @@
 // dequantize the output.
 #include <cmath>
 #include <cstring>
-#include <exception>
-#include <thread>
 
 #include "fixq/cpu.h"
 #include "fixq/error.h"
@@ -135,6 +133,8 @@ QuantizedGru::QuantizedGru(const GruModel& model, const GruQuantParams& params) 
         quantize_weights(cell.R, H3, p[GruOp::R]), quantize_weights(cell.bx, H3, p[GruOp::Bx]),
         quantize_weights(cell.br, H3, p[GruOp::Br])));
   }
+  if (model.bidirectional)
+    for (size_t c = 0; c + 1 < impl_->plans.size(); c += 2) gru_detail::pair_directions(impl_->plans[c], impl_->plans[c + 1]);
 }
 
 const GruQuantParams& QuantizedGru::params() const { return impl_->params; }
@@ -188,32 +188,20 @@ std::vector<std::vector<char>> QuantizedGru::Impl::run_layers(std::vector<char> 
   // enough work, the reverse one runs on a second thread (same integers either way).
   const bool two_threads = D == 2 && gemm_threads() >= 2 && T * B * H * (H + input_size) >= (int64_t{1} << 22);
   for (int l = 0; l < num_layers; ++l) {
-    auto run_direction = [&](int d) {
-      const size_t c = static_cast<size_t>(l * D + d);
-      const CellPlan& plan = plans[c];
-      std::vector<char>& q_y = out[static_cast<size_t>(d)];
-      fill_q(q_y, plan.h.storage, T * B * H, plan.h.zp);
-      gru_detail::run_cell(plan, layer_in.data(), T, B, lengths, d == 1, state[c].data(), q_y.data());
+    auto prepare_output = [&](int d) {
+      const CellPlan& plan = plans[static_cast<size_t>(l * D + d)];
+      fill_q(out[static_cast<size_t>(d)], plan.h.storage, T * B * H, plan.h.zp);
     };
-    if (two_threads) {
-      std::exception_ptr error;
-      std::thread reverse([&] {
-        try {
-          run_direction(1);
-        } catch (...) {
-          error = std::current_exception();
-        }
-      });
-      try {
-        run_direction(0);
-      } catch (...) {
-        reverse.join();
-        throw;
-      }
-      reverse.join();
-      if (error) std::rethrow_exception(error);
+    if (D == 2) {
+      prepare_output(0);
+      prepare_output(1);
+      const size_t c = static_cast<size_t>(l * D);
+      gru_detail::run_layer_pair(plans[c], plans[c + 1], layer_in.data(), T, B, lengths, state[c].data(), out[0].data(),
+                                 state[c + 1].data(), out[1].data(), two_threads);
     } else {
-      for (int d = 0; d < D; ++d) run_direction(d);
+      prepare_output(0);
+      gru_detail::run_cell(plans[static_cast<size_t>(l)], layer_in.data(), T, B, lengths, false,
+                           state[static_cast<size_t>(l)].data(), out[0].data());
     }
     if (l + 1 == num_layers) break;
     // The next layer's input: each direction's h rescaled into that layer's x parameters.
