@@ -4,9 +4,9 @@
 
 #include <chrono>
 
-#include "cli/peak.h"
+#include "compare/peak.h"
 
-namespace fixq::cli {
+namespace fixq::bench {
 
 double vpmaddwd_peak_ops() {
   constexpr int kChains = 12;
@@ -24,4 +24,4 @@ double vpmaddwd_peak_ops() {
   return 2.0 * 16 * kChains * static_cast<double>(kIters) / s;
 }
 
-}  // namespace fixq::cli
+}  // namespace fixq::bench

@@ -1,4 +1,4 @@
-// Private to the CLI: wall-clock timing for `fixq bench`, robust to a shared, noisy
+// Wall-clock timing for `fixq bench` (and the us/step of `fixq demo`), robust to a shared, noisy
 // machine: warm up once, size each sample to at least min_seconds, report the median.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-namespace fixq::cli {
+namespace fixq::bench {
 
 inline double median_seconds_per_call(const std::function<void()>& f, int samples = 5, double min_seconds = 0.1) {
   using clock = std::chrono::steady_clock;
@@ -25,4 +25,4 @@ inline double median_seconds_per_call(const std::function<void()>& f, int sample
   return per_call[static_cast<size_t>(samples / 2)];
 }
 
-}  // namespace fixq::cli
+}  // namespace fixq::bench

@@ -3,9 +3,9 @@
 
 #include <chrono>
 
-#include "cli/peak.h"
+#include "compare/peak.h"
 
-namespace fixq::cli {
+namespace fixq::bench {
 
 double vpdpbusd_peak_ops() {
   constexpr int kChains = 12;
@@ -23,4 +23,4 @@ double vpdpbusd_peak_ops() {
   return 2.0 * 64 * kChains * static_cast<double>(kIters) / s;
 }
 
-}  // namespace fixq::cli
+}  // namespace fixq::bench
