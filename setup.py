@@ -3,7 +3,9 @@
 The extension needs the fixq library, whose kernels are compiled per instruction set
 (cmake/FixqLibrary.cmake), so setuptools does not compile anything itself: build_ext
 configures this repository with CMake (Python package only: no tests, benchmarks or peers)
-in setuptools' build folder and builds the target fixq_python, then copies the module.
+in build-pip/, next to the usual build/ (so a later `pip install` rebuilds only what
+changed, and ccache, where installed, reuses build/'s objects), builds the target
+fixq_python there and copies the module.
 
 FIXQ_CMAKE_BUILD_DIR=<folder of an existing CMake build of this tree> reuses that build
 instead (the target is brought up to date there, which costs nothing when it already is),
@@ -42,7 +44,7 @@ class CMakeBuild(build_ext):
             if not (build_dir / "CMakeCache.txt").is_file():
                 sys.exit(f"setup.py: FIXQ_CMAKE_BUILD_DIR={reuse} is not a configured CMake build folder")
         else:
-            build_dir = pathlib.Path(self.build_temp).resolve() / "cmake"
+            build_dir = ROOT / "build-pip"
             if not (build_dir / "CMakeCache.txt").is_file():  # later builds reconfigure by themselves
                 self.configure(build_dir)
         jobs = str(os.cpu_count() or 1)
@@ -73,6 +75,6 @@ setup(
     # One extension, built by CMake above; setuptools only places it.
     ext_modules=[Extension("fixq._fixq", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
-    # setuptools' own build folder inside the CMake one, which git ignores.
-    options={"build": {"build_base": "build/pip"}, "egg_info": {"egg_base": "build/pip"}},
+    # setuptools' own files inside pip's CMake build folder, which git ignores (/build-*/).
+    options={"build": {"build_base": "build-pip/setuptools"}, "egg_info": {"egg_base": "build-pip/setuptools"}},
 )
