@@ -35,12 +35,12 @@ void bench_gemm(const GemmBenchOptions& o) {
   // One thread each: setting OMP_NUM_THREADS here would be too late (libgomp read it when
   // it loaded), so OpenMP is told directly.
   peers::onednn_single_thread();
-  std::printf("# fixq %s kernels vs %s dnnl_gemm_u8s8s32, 1 thread, median of 5 samples\n",
-              to_string(active_isa()).c_str(), peers::onednn_version_str().c_str());
+  std::printf("# fixq kernel: %s; vs %s dnnl_gemm_u8s8s32, 1 thread, median of 5 samples, %s\n",
+              active_kernel("gemm u8 x s8").c_str(), peers::onednn_version_str().c_str(), bench_clock_name());
 #else
   std::fprintf(stderr, "fixq: note: %s\n", onednn_missing_note().c_str());
-  std::printf("# fixq %s kernels, 1 thread, median of 5 samples; %s\n", to_string(active_isa()).c_str(),
-              onednn_missing_note().c_str());
+  std::printf("# fixq kernel: %s, 1 thread, median of 5 samples, %s; %s\n", active_kernel("gemm u8 x s8").c_str(),
+              bench_clock_name(), onednn_missing_note().c_str());
 #endif
   std::printf("M,N,K,fixq_gops,onednn_gops,ratio,onednn_inexact_pct\n");
   std::mt19937 rng(1);

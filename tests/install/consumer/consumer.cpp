@@ -1,14 +1,19 @@
 // A program built against an installed fixq (tests/install/consumer_test.sh): it includes
 // the public headers from the install prefix and checks the library's results against
 // independent computations written here, so that a broken install fails visibly.
+//   consumer [MODEL.onnx]   with a model, also reads its GRU through the library's ONNX
+//                           importer (the part that links protobuf and libonnx_proto) and
+//                           prints its shape, which the test compares with python's onnx.
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <random>
 #include <vector>
 
 #include "fixq/arith.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
+#include "fixq/gru.h"
 #include "fixq/quant.h"
 
 namespace {
@@ -24,7 +29,7 @@ void check(bool ok, const char* what) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   // u8 x s8 -> s32 GEMM of a ragged shape, against the plain triple loop: exact integers.
   constexpr int64_t M = 7, N = 13, K = 29;
   std::mt19937 rng(7);
@@ -59,6 +64,19 @@ int main() {
     threw = true;
   }
   check(threw, "PackedB::pack(nullptr) did not throw fixq::Error");
+
+  // ONNX import: a static link needs protobuf and libonnx_proto on the link line, a shared
+  // one loads them through libfixq.so.
+  if (argc > 1) {
+    try {
+      const fixq::GruModel model = fixq::load_gru_onnx(argv[1]);
+      std::printf("onnx: input %lld hidden %lld layers %lld directions %d\n", static_cast<long long>(model.input_size),
+                  static_cast<long long>(model.hidden_size), static_cast<long long>(model.num_layers),
+                  model.directions());
+    } catch (const fixq::Error& e) {
+      check(false, (std::string("load_gru_onnx: ") + e.what()).c_str());
+    }
+  }
 
   if (failures == 0) std::printf("consumer: ok (gemm %lldx%lldx%lld exact, rounding rules, errors)\n",
                                  static_cast<long long>(M), static_cast<long long>(N), static_cast<long long>(K));
