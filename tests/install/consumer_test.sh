@@ -84,7 +84,8 @@ for kind in shared static; do
   check_run "consumer_$kind (CMake)" "$out"
 done
 readelf -d "$tmp/cmake-build/consumer_shared" | grep -q "NEEDED.*\[$soname\]" || fail "consumer_shared does not link $soname"
-ldd "$tmp/cmake-build/consumer_shared" | grep -q "$soname => $p/$libdir/" || fail "consumer_shared does not load fixq from the prefix"
+ldd "$tmp/cmake-build/consumer_shared" | grep -q "$soname => $p/$libdir/" ||
+  fail "consumer_shared does not load fixq from the prefix $p/$libdir: $(ldd "$tmp/cmake-build/consumer_shared" | grep fixq)"
 if readelf -d "$tmp/cmake-build/consumer_static" | grep -q "NEEDED.*libfixq"; then fail "consumer_static links the shared fixq"; fi
 # libfixq.so's own dependencies stay its own: the program does not link them itself.
 if readelf -d "$tmp/cmake-build/consumer_shared" | grep -E -q "NEEDED.*(onnx|protobuf)"; then
