@@ -128,7 +128,7 @@ in_root() {
 runtime_check='
 FIXQ_BUILD_DIR=build-runtime bash scripts/setup.sh --runtime
 for p in libgtest-dev libbenchmark-dev libdnnl-dev libopenblas-dev python3-torch; do
-  if dpkg-query -W -f="\${Status}" "$p" 2>/dev/null | grep -q "install ok installed"; then
+  if [[ $(dpkg-query -W -f="\${Status}" "$p" 2>/dev/null) == "install ok installed" ]]; then
     echo "runtime: $p is installed, so this is not a runtime-only machine" >&2; exit 1
   fi
 done

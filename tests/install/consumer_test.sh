@@ -83,12 +83,17 @@ for kind in shared static; do
   out=$("$tmp/cmake-build/consumer_$kind" "${model[@]}") || fail "consumer_$kind failed: $out"
   check_run "consumer_$kind (CMake)" "$out"
 done
-readelf -d "$tmp/cmake-build/consumer_shared" | grep -q "NEEDED.*\[$soname\]" || fail "consumer_shared does not link $soname"
-ldd "$tmp/cmake-build/consumer_shared" | grep -q "$soname => $p/$libdir/" ||
-  fail "consumer_shared does not load fixq from the prefix $p/$libdir: $(ldd "$tmp/cmake-build/consumer_shared" | grep fixq)"
-if readelf -d "$tmp/cmake-build/consumer_static" | grep -q "NEEDED.*libfixq"; then fail "consumer_static links the shared fixq"; fi
+# Each tool's whole output first: `tool | grep -q` under pipefail fails at random, when grep
+# exits before the tool has written everything (SIGPIPE).
+shared_dyn=$(readelf -d "$tmp/cmake-build/consumer_shared")
+shared_ldd=$(ldd "$tmp/cmake-build/consumer_shared")
+static_dyn=$(readelf -d "$tmp/cmake-build/consumer_static")
+grep -q "NEEDED.*\[$soname\]" <<<"$shared_dyn" || fail "consumer_shared does not link $soname"
+grep -q "$soname => $p/$libdir/" <<<"$shared_ldd" ||
+  fail "consumer_shared does not load fixq from the prefix $p/$libdir: $(grep fixq <<<"$shared_ldd")"
+if grep -q "NEEDED.*libfixq" <<<"$static_dyn"; then fail "consumer_static links the shared fixq"; fi
 # libfixq.so's own dependencies stay its own: the program does not link them itself.
-if readelf -d "$tmp/cmake-build/consumer_shared" | grep -E -q "NEEDED.*(onnx|protobuf)"; then
+if grep -E -q "NEEDED.*(onnx|protobuf)" <<<"$shared_dyn"; then
   fail "consumer_shared links ONNX or protobuf directly: libfixq.so's dependencies leak into its consumers"
 fi
 
@@ -104,7 +109,7 @@ read -ra static_libs <<<"$(pkg-config --static --libs fixq)"
 static_libs=("${static_libs[@]/#-lfixq/-l:libfixq.a}")
 "$cxx" -std=c++20 -O1 "${cflags[@]}" "$root/tests/install/consumer/consumer.cpp" -o "$tmp/consumer_pc_static" \
   "${static_libs[@]}" || fail "building with pkg-config --static's flags failed: ${static_libs[*]}"
-if readelf -d "$tmp/consumer_pc_static" | grep -q "NEEDED.*libfixq"; then fail "consumer_pc_static links the shared fixq"; fi
+if grep -q "NEEDED.*libfixq" <<<"$(readelf -d "$tmp/consumer_pc_static")"; then fail "consumer_pc_static links the shared fixq"; fi
 for kind in pc pc_static; do
   out=$("$tmp/consumer_$kind" "${model[@]}") || fail "consumer_$kind failed: $out"
   check_run "consumer_$kind (pkg-config)" "$out"
