@@ -10,7 +10,7 @@
 #include "cli/charlm.h"
 #include "cli/commands.h"
 #include "cli/fake_quant.h"
-#include "cli/timing.h"
+#include "compare/timing.h"
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
@@ -126,7 +126,7 @@ void run(const std::string& dir) {
   const std::vector<float> x = lm.embed_ids(held);
   const Shape xs{T, 1, lm.embed};
   GruOutput f;
-  const double float_us = 1e6 * median_seconds_per_call([&] { f = gru_forward(lm.gru, x.data(), xs); }, 3) / static_cast<double>(T);
+  const double float_us = 1e6 * bench::median_seconds_per_call([&] { f = gru_forward(lm.gru, x.data(), xs); }, 3) / static_cast<double>(T);
   const double float_bpc = lm.bits_per_char(f.y, held);
   std::printf("  %-12s %-11s %-11s %8s %10s %10s %9s\n", "model", "scales", "calibration", "bpc", "vs float", "cosine", "us/step");
   print_row({"float32", "-", "-", float_bpc, 1.0, float_us}, float_bpc);
@@ -152,7 +152,7 @@ void run(const std::string& dir) {
     const GruQuantConfig cfg = c.sixteen ? GruQuantConfig::int16(c.kind) : GruQuantConfig::int8(c.kind);
     models.emplace_back(lm.gru, calibrate(lm, calib, cfg, c.method));
     GruOutput q;
-    const double us = 1e6 * median_seconds_per_call([&] { q = models.back().forward(x.data(), xs); }, 3) / static_cast<double>(T);
+    const double us = 1e6 * bench::median_seconds_per_call([&] { q = models.back().forward(x.data(), xs); }, 3) / static_cast<double>(T);
     print_row({c.name, c.kind == ScaleKind::PowerOfTwo ? "pow2" : "multiplier", to_string(c.method), lm.bits_per_char(q.y, held),
                cosine(f.y.data(), q.y.data(), f.y.size()), us},
               float_bpc);

@@ -8,12 +8,12 @@
 
 #include "cli/commands.h"
 #include "cli/fake_quant.h"
-#include "cli/gru_report.h"
 #include "cli/progress.h"
 #include "fixq/error.h"
 #include "fixq/metrics.h"
 #include "fixq/npy.h"
 #include "fixq/qgru.h"
+#include "fixq/report.h"
 #include "fixq/safetensors.h"
 
 namespace fixq::cli {
@@ -144,81 +144,24 @@ void run_cmd(const Options& o) {
               static_cast<long long>(s.T()), static_cast<long long>(s.B()), static_cast<long long>(F));
 }
 
-// Sequences per forward call in eval: bounds memory and paces the progress bar. Batch
-// items never interact, in the float GRU or the integer one, so results do not depend on it.
-constexpr int64_t kEvalBatch = 16;
-
-// The quantized model must be of the float model's shape, or the per-operator parameters
-// would not line up with the float run's cells.
-void require_same_shape(const GruModel& m, const QuantizedGru& q, const Options& o) {
-  if (m.input_size != q.input_size() || m.hidden_size != q.hidden_size() || m.num_layers != q.num_layers() ||
-      m.bidirectional != q.bidirectional())
-    fail(o.model, " (input ", q.input_size(), ", hidden ", q.hidden_size(), ", layers ", q.num_layers(),
-         q.bidirectional() ? ", bidirectional" : "", ") is not a quantization of ", o.float_model, " (input ", m.input_size,
-         ", hidden ", m.hidden_size, ", layers ", m.num_layers, m.bidirectional ? ", bidirectional" : "",
-         "); pass the float model it was calibrated from");
-}
-
 void eval_cmd(const Options& o) {
   if (!o.report.empty()) check_report_path(o.report);  // before the work, not after it
   const GruModel model = load_gru_float(o.float_model, o.prefix);
   const QuantizedGru q = QuantizedGru::load(o.model);
-  require_same_shape(model, q, o);
   const Sequences s = load_sequences(o.input, o.batch_first);
   require(s.C() == model.input_size, o.input, ": sequences have ", s.C(), " features, the model expects ", model.input_size);
-  const GruQuantParams& p = q.params();
   const bool report = !o.report.empty();
-
-  GruEvalReport r{o.model, o.float_model, o.input, s.T(), s.B(), s.C(), &model, &p, {}, {}, {}, {}};
-  r.per_step.resize(static_cast<size_t>(s.T()));
-  r.per_op.resize(kGruOpCount);
-  r.ops.resize(model.cells.size());
-  // Every operator's own quantization error: its float values against their round trip
-  // through that operator's parameters, over the float run; and what those values are.
-  GruTap observe;
-  observe.on_value = [&](int layer, int direction, int64_t, GruOp op, const float* v, const Shape& shape) {
-    const size_t cell = static_cast<size_t>(layer * model.directions() + direction);
-    const QuantParams& qp = p.cells[cell][op];
-    OpValueStats& stats = r.ops[cell][static_cast<size_t>(op)];
-    if (stats.empty()) stats = OpValueStats(qp);
-    std::vector<float> x(v, v + numel(shape));
-    r.per_op[static_cast<size_t>(op)].merge(quantization_error(x, Shape{static_cast<int64_t>(x.size())}, qp));
-    stats.observe(v, numel(shape));
-  };
-  GruTap histogram;
-  histogram.on_value = [&](int layer, int direction, int64_t, GruOp op, const float* v, const Shape& shape) {
-    r.ops[static_cast<size_t>(layer * model.directions() + direction)][static_cast<size_t>(op)].bin(v, numel(shape));
-  };
-
+  GruEvalOptions eo;
+  eo.value_histograms = report;  // the report's ranges section
+  GruEvaluation r;
   {
-    // The report needs a second float run: the histograms' bins span the values seen in the first.
     Progress bar("evaluating", s.B() * (report ? 2 : 1));
-    for (int64_t b0 = 0; b0 < s.B(); b0 += kEvalBatch) {
-      const int64_t b1 = std::min(s.B(), b0 + kEvalBatch), n = b1 - b0;
-      const std::vector<float> x = batch_slice(s, b0, b1);
-      GruRunOptions fopt;
-      fopt.tap = &observe;
-      const GruOutput f = gru_forward(model, x.data(), Shape{s.T(), n, s.C()}, fopt);
-      const GruOutput i = q.forward(x.data(), Shape{s.T(), n, s.C()});
-      r.output.add(f.y.data(), i.y.data(), f.y.size());
-      const size_t per_step = f.y.size() / static_cast<size_t>(s.T());
-      for (int64_t t = 0; t < s.T(); ++t)
-        r.per_step[static_cast<size_t>(t)].add(f.y.data() + t * per_step, i.y.data() + t * per_step, per_step);
-      bar.advance(n);
-    }
-    if (report) {
-      for (auto& cell : r.ops)
-        for (OpValueStats& v : cell)
-          if (!v.empty()) v.fix_bins(kReportHistogramBins);
-      for (int64_t b0 = 0; b0 < s.B(); b0 += kEvalBatch) {
-        const int64_t b1 = std::min(s.B(), b0 + kEvalBatch);
-        const std::vector<float> x = batch_slice(s, b0, b1);
-        GruRunOptions fopt;
-        fopt.tap = &histogram;
-        gru_forward(model, x.data(), Shape{s.T(), b1 - b0, s.C()}, fopt);
-        bar.advance(b1 - b0);
-      }
-    }
+    int64_t shown = 0;
+    eo.progress = [&](int64_t done, int64_t) {
+      bar.advance(done - shown);
+      shown = done;
+    };
+    r = evaluate_gru(model, q, s.data.data(), s.shape, eo);
   }
 
   const ErrorStats& all = r.output;
@@ -243,7 +186,7 @@ void eval_cmd(const Options& o) {
                 100.0 * static_cast<double>(saturated) / static_cast<double>(std::max<uint64_t>(1, count)));
   }
   if (report) {
-    write_gru_report(o.report, r);
+    write_gru_report(o.report, GruEvalReport{o.model, o.float_model, o.input, s.T(), s.B(), s.C(), &model, &q.params(), &r});
     std::printf("\nreport -> %s\n", o.report.c_str());
   }
 }

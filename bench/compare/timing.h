@@ -1,8 +1,8 @@
-// Private to the CLI: timing for `fixq bench`, robust to a shared, noisy machine: warm up
-// once, size each sample to at least min_seconds, report the median. The clock is wall
-// time, or with FIXQ_BENCH_CLOCK=thread the calling thread's CPU time, which time slices
-// taken by other processes do not inflate (every fixq and peer bench runs on the calling
-// thread alone).
+// Timing for `fixq bench` (and the us/step of `fixq demo`), robust to a shared, noisy
+// machine: warm up once, size each sample to at least min_seconds, report the median. The
+// clock is wall time, or with FIXQ_BENCH_CLOCK=thread the calling thread's CPU time, which
+// time slices taken by other processes do not inflate (every fixq and peer bench runs on
+// the calling thread alone).
 #pragma once
 
 #include <time.h>
@@ -14,7 +14,7 @@
 #include <functional>
 #include <vector>
 
-namespace fixq::cli {
+namespace fixq::bench {
 
 inline bool bench_uses_thread_clock() {
   const char* c = std::getenv("FIXQ_BENCH_CLOCK");
@@ -47,4 +47,4 @@ inline double median_seconds_per_call(const std::function<void()>& f, int sample
   return per_call[static_cast<size_t>(samples / 2)];
 }
 
-}  // namespace fixq::cli
+}  // namespace fixq::bench

@@ -1,4 +1,7 @@
-// Private to the CLI: the `fixq bench` subcommands.
+// oneDNN as a peer of fixq's benchmarks: its u8 x s8 GEMM and its GRUs, set up once so that
+// a timed call is oneDNN's work only. Built (library fixq_peer_onednn) only where oneDNN 2.x
+// is found at configure time (FIXQ_ONEDNN, bench/peers/CMakeLists.txt); nothing in the fixq
+// library, the CLI's other commands or the Python package depends on it.
 #pragma once
 
 #include <cstdint>
@@ -8,26 +11,11 @@
 
 #include "fixq/gru.h"
 
-namespace fixq::cli {
+namespace fixq::peers {
 
-struct BenchOptions {
-  bool quick = false;  // skip the largest shapes (for smoke tests)
-};
-
-void bench_gemm(const BenchOptions& o);
-
-// `fixq bench gru`: the lists as typed on the command line ("256,512"); empty means the
-// default (or --quick) set. Parsed and checked by bench_gru, which names a bad value.
-struct GruBenchOptions {
-  bool quick = false;
-  std::string hidden;  // H = C values
-  std::string batch;   // batch sizes
-  std::string steps;   // T
-};
-
-void bench_gru(const GruBenchOptions& o);
-
-// ---- oneDNN's GRUs for bench gru (bench_gru_onednn.cpp) ----------------------------------
+// C [m, n] = A [m, k] (u8, row-major) x B^T (B [n, k] s8, row-major), int32, no offsets:
+// dnnl_gemm_u8s8s32. Throws fixq::Error if oneDNN reports a failure.
+void onednn_gemm_u8s8s32(const uint8_t* a, const int8_t* b, int32_t* c, int64_t m, int64_t n, int64_t k);
 
 // The single-layer, unidirectional model in oneDNN's terms, built from a fixq model (gate
 // z, r, g = oneDNN's u, r, o). Holds primitives, reordered weights and buffers, so run()
@@ -62,4 +50,4 @@ void onednn_single_thread();
 // "oneDNN 2.6.3 (OpenMP)".
 std::string onednn_version_str();
 
-}  // namespace fixq::cli
+}  // namespace fixq::peers

@@ -3,10 +3,10 @@
 // register copies distort the count.
 #include <immintrin.h>
 
-#include "cli/peak.h"
-#include "cli/timing.h"
+#include "compare/peak.h"
+#include "compare/timing.h"
 
-namespace fixq::cli {
+namespace fixq::bench {
 
 double vpmaddwd_peak_ops() {
   constexpr long kIters = 20'000'000;
@@ -32,4 +32,4 @@ double vpmaddwd_peak_ops() {
   return 2.0 * 16 * kPerIter * static_cast<double>(kIters) / s;
 }
 
-}  // namespace fixq::cli
+}  // namespace fixq::bench

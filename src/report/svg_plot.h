@@ -1,5 +1,5 @@
-// Private to the CLI: small inline SVG charts for the HTML reports (line chart, bar chart,
-// histogram), drawn from the exact values, with axis ticks, labels, a title and a legend.
+// Private to the report module: small inline SVG charts for the HTML reports (line chart,
+// bar chart, histogram), drawn from the exact values, with axis ticks, labels, a title and a legend.
 // Every chart is one <svg data-plot="line|bar|histogram" id="..."> element that needs no
 // script, stylesheet or font from outside; its data marks carry the classes "series"
 // (line paths), "bar" and "bin" (rects), so a test can count them.
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace fixq::cli::svg {
+namespace fixq::svg {
 
 // Text for HTML / SVG content and attribute values: & < > " ' replaced by entities.
 std::string escape(std::string_view text);
@@ -70,4 +70,4 @@ struct Histogram {
 };
 std::string histogram(const Histogram& chart);
 
-}  // namespace fixq::cli::svg
+}  // namespace fixq::svg

@@ -1,4 +1,4 @@
-#include "cli/svg_plot.h"
+#include "report/svg_plot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <tuple>
 
-namespace fixq::cli::svg {
+namespace fixq::svg {
 
 namespace {
 
@@ -250,4 +250,4 @@ std::string histogram(const Histogram& c) {
   return s + "</svg>\n";
 }
 
-}  // namespace fixq::cli::svg
+}  // namespace fixq::svg

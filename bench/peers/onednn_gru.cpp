@@ -2,19 +2,17 @@
 // the vanilla gru in f32 and u8s8 (oneDNN 2.6 has no int8 lbr_gru). Primitives are
 // created and weights reordered to the primitive's preferred layout once, here, so a
 // timed run() is primitive execution only.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
-#include "cli/bench.h"
 #include "fixq/arith.h"
 #include "fixq/error.h"
+#include "peers/onednn.h"
 
-namespace fixq::cli {
+namespace fixq::peers {
 
 namespace {
 
@@ -194,28 +192,4 @@ std::vector<float> OnednnGru::output() const {
 
 std::string OnednnGru::implementation() const { return impl_->impl_info; }
 
-void onednn_single_thread() {
-  const unsigned runtime = dnnl_version()->cpu_runtime;
-  if (runtime == DNNL_RUNTIME_SEQ) return;
-  require(runtime == DNNL_RUNTIME_OMP, "bench: this oneDNN uses CPU runtime ", runtime,
-          ", not OpenMP: cannot force it to one thread");
-  // libgomp is loaded with oneDNN; its API is looked up rather than linked, since the
-  // tool itself is not an OpenMP program.
-  using set_fn = void (*)(int);
-  using get_fn = int (*)();
-  const auto set = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  const auto get = reinterpret_cast<get_fn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-  require(set != nullptr && get != nullptr, "bench: oneDNN runs on OpenMP but omp_set_num_threads is not loaded");
-  set(1);
-  require(get() == 1, "bench: OpenMP still reports ", get(), " threads after omp_set_num_threads(1)");
-}
-
-std::string onednn_version_str() {
-  const dnnl_version_t* v = dnnl_version();
-  const char* runtime = v->cpu_runtime == DNNL_RUNTIME_OMP   ? "OpenMP"
-                        : v->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential"
-                                                             : "other runtime";
-  return detail::cat("oneDNN ", v->major, ".", v->minor, ".", v->patch, " (", runtime, ")");
-}
-
-}  // namespace fixq::cli
+}  // namespace fixq::peers

@@ -1,6 +1,4 @@
-// The page of `fixq gru eval --report`, and its safe write.
-#include "cli/gru_report.h"
-
+// The page of `fixq gru eval --report` (fixq/report.h), and its safe write.
 #include <unistd.h>
 
 #include <cmath>
@@ -9,11 +7,12 @@
 #include <fstream>
 #include <system_error>
 
-#include "cli/fake_quant.h"
-#include "cli/svg_plot.h"
 #include "fixq/error.h"
+#include "fixq/report.h"
+#include "io/atomic_file.h"
+#include "report/svg_plot.h"
 
-namespace fixq::cli {
+namespace fixq {
 
 namespace {
 
@@ -83,7 +82,7 @@ std::string summary(const GruEvalReport& r) {
 }
 
 std::string metrics(const GruEvalReport& r) {
-  const ErrorStats& e = r.output;
+  const ErrorStats& e = r.eval->output;
   std::string s = "<h2>Output against float</h2>\n<table>\n";
   s += "<tr><th>values</th><td class=\"num\">" + std::to_string(e.count()) + "</td></tr>\n";
   s += "<tr><th>cosine</th><td class=\"num\">" + num("%.6f", e.cosine()) + "</td></tr>\n";
@@ -96,8 +95,8 @@ std::string metrics(const GruEvalReport& r) {
 std::string per_step(const GruEvalReport& r) {
   svg::LineChart sqnr{"per-step-sqnr", "SQNR per time step", "time step t", "SQNR (dB)", {}, {{"SQNR", {}}}};
   svg::LineChart err{"per-step-error", "Error per time step", "time step t", "|quantized - float|", {}, {{"max abs error", {}}, {"RMSE", {}}}};
-  for (size_t t = 0; t < r.per_step.size(); ++t) {
-    const ErrorStats& e = r.per_step[t];
+  for (size_t t = 0; t < r.eval->per_step.size(); ++t) {
+    const ErrorStats& e = r.eval->per_step[t];
     if (e.count() == 0) continue;
     sqnr.x.push_back(static_cast<double>(t));
     err.x.push_back(static_cast<double>(t));
@@ -114,10 +113,10 @@ std::string per_op(const GruEvalReport& r) {
   svg::BarChart bars{"per-op-sqnr", "SQNR per operator (its own quantization error on the float run)", "SQNR (dB)", {}};
   std::string table = "<table>\n<tr><th>operator</th><th>format</th><th>SQNR dB</th><th>max abs error</th><th>saturated</th></tr>\n";
   for (GruOp op : kValueOps) {
-    const ErrorStats& e = r.per_op[static_cast<size_t>(op)];
+    const ErrorStats& e = r.eval->per_op[static_cast<size_t>(op)];
     if (e.count() == 0) continue;
     uint64_t clipped = 0, count = 0;
-    for (const auto& cell : r.ops) {
+    for (const auto& cell : r.eval->ops) {
       clipped += cell[static_cast<size_t>(op)].below() + cell[static_cast<size_t>(op)].above();
       count += cell[static_cast<size_t>(op)].count();
     }
@@ -138,12 +137,12 @@ std::string ranges(const GruEvalReport& r) {
                   "evaluation data; shaded: the quantizer's range [dequantize(qmin), dequantize(qmax)] from the calibrated "
                   "parameters; orange bins lie outside it.</p>\n";
   const int D = r.model->directions();
-  for (size_t cell = 0; cell < r.ops.size(); ++cell) {
+  for (size_t cell = 0; cell < r.eval->ops.size(); ++cell) {
     const int layer = static_cast<int>(cell) / D, dir = static_cast<int>(cell) % D;
     const std::string where = "layer " + std::to_string(layer) + (D == 2 ? (dir == 0 ? ", forward" : ", reverse") : "");
     s += "<h3>" + escape(where) + "</h3>\n<div class=\"grid\">\n";
     for (GruOp op : kValueOps) {
-      const OpValueStats& v = r.ops[cell][static_cast<size_t>(op)];
+      const OpValueStats& v = r.eval->ops[cell][static_cast<size_t>(op)];
       if (v.empty()) continue;
       svg::Histogram h;
       h.id = "range-l" + std::to_string(layer) + "-d" + std::to_string(dir) + "-" + to_string(op);
@@ -163,10 +162,9 @@ std::string ranges(const GruEvalReport& r) {
   return s;
 }
 
-// The temporary file a report is written to before its rename: hidden, in the same
-// directory (a rename within one file system replaces the target in one step).
-fs::path temp_path(const fs::path& p) {
-  return (p.has_parent_path() ? p.parent_path() : fs::path(".")) / ("." + p.filename().string() + ".tmp-" + std::to_string(getpid()));
+// The probe file of check_report_path: hidden, in the report's directory.
+fs::path probe_path(const fs::path& p) {
+  return (p.has_parent_path() ? p.parent_path() : fs::path(".")) / ("." + p.filename().string() + ".probe-" + std::to_string(getpid()));
 }
 
 }  // namespace
@@ -180,37 +178,21 @@ void check_report_path(const std::string& path) {
   if (!fs::is_directory(dir, ec))
     fail("--report ", path, ": directory ", dir.string(), " does not exist; create it or choose another path");
   // access() says yes to root everywhere, and a read-only mount can say yes too: try it.
-  const fs::path probe = temp_path(p);
+  const fs::path probe = probe_path(p);
   if (access(dir.c_str(), W_OK) != 0 || !std::ofstream(probe))
     fail("--report ", path, ": cannot create files in directory ", dir.string(), "; choose a writable directory");
   fs::remove(probe, ec);
 }
 
 void write_gru_report(const std::string& path, const GruEvalReport& r) {
+  require(r.model != nullptr && r.params != nullptr && r.eval != nullptr, "write_gru_report: the report needs a model, ",
+          "its quantization parameters and an evaluation");
   check_report_path(path);
   const std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>fixq gru eval: " +
                            escape(r.model_path) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<h1>fixq gru eval: " +
                            escape(r.model_path) + "</h1>\n" + summary(r) + metrics(r) + per_step(r) + per_op(r) + ranges(r) +
                            "</body>\n</html>\n";
-  const fs::path p(path);
-  const fs::path tmp = temp_path(p);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << page;
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(tmp, ignored);
-      fail("cannot write the report to ", tmp.string(), " (disk full or not writable?); ", path, " is unchanged");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, p, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    fail("cannot rename ", tmp.string(), " to ", path, ": ", ec.message(), "; ", path, " is unchanged");
-  }
+  write_file_atomically(path, {{page.data(), page.size()}}, "report");
 }
 
-}  // namespace fixq::cli
+}  // namespace fixq

@@ -2,12 +2,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cli/gru_report.h"
 #include "fixq/arith.h"
 #include "fixq/error.h"
 #include "fixq/quant.h"
+#include "fixq/report.h"
 
-namespace fixq::cli {
+namespace fixq {
 
 namespace {
 
@@ -60,4 +60,4 @@ void OpValueStats::bin(const float* v, int64_t n) {
   }
 }
 
-}  // namespace fixq::cli
+}  // namespace fixq

@@ -1,7 +1,8 @@
 // fixq bench gru: fixq's GRU (int8, int16, float) against oneDNN's lbr_gru f32 and gru
 // u8s8, one thread, one process, the same random model and inputs; CSV on stdout,
 //   H,batch,impl,us_per_step,ratio_vs_onednn_int8
-// with comment lines (#) for the machine, sanity checks and the thread check.
+// with comment lines (#) for the machine, sanity checks and the thread check. Without
+// oneDNN (FIXQ_PEER_ONEDNN unset), fixq's rows alone with the ratio empty.
 #include <time.h>
 
 #include <algorithm>
@@ -16,15 +17,18 @@
 #include <string>
 #include <vector>
 
-#include "cli/bench.h"
-#include "cli/timing.h"
+#include "compare/compare.h"
+#include "compare/timing.h"
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
 #include "fixq/gru.h"
 #include "fixq/qgru.h"
+#if FIXQ_PEER_ONEDNN
+#include "peers/onednn.h"
+#endif
 
-namespace fixq::cli {
+namespace fixq::bench {
 
 namespace {
 
@@ -32,6 +36,8 @@ namespace {
 enum Impl { kFixqInt8, kFixqInt16, kFixqFloat, kOnednnLbrF32, kOnednnU8S8, kImplCount };
 const char* const kImpls[kImplCount] = {"fixq_int8", "fixq_int16", "fixq_float", "onednn_lbr_gru_f32",
                                         "onednn_gru_u8s8"};
+// The rows this build times: all, or fixq's alone without oneDNN.
+constexpr int kTimedImpls = FIXQ_PEER_ONEDNN ? kImplCount : kOnednnLbrF32;
 
 // Upper bounds that keep a typo from allocating gigabytes.
 constexpr int64_t kMaxHidden = 4096, kMaxBatch = 1024, kMaxSteps = 10000;
@@ -107,11 +113,13 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
   return ab / std::sqrt(aa * bb);
 }
 
+#if FIXQ_PEER_ONEDNN
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double m = 0;
   for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double{a[i]} - b[i]));
   return m;
 }
+#endif
 
 // How long to time: each sample repeats the call until it lasts min_sample_s; 5 samples,
 // or 3 when a single call already takes over slow_call_s (fixq's float loop at large
@@ -208,11 +216,6 @@ void bench_shape(const Models& m, int64_t T, int64_t B, const Budget& budget, st
   const int64_t H = m.float_model.hidden_size;
   const Shape x_shape{T, B, H};
   const std::vector<float> x = uniform_inputs(numel(x_shape), rng);
-  OnednnGru lbr(OnednnGru::Kind::LbrF32, m.float_model, x, T, B);
-  OnednnGru u8s8(OnednnGru::Kind::VanillaU8S8, m.float_model, x, T, B);
-  if (first)
-    std::printf("# oneDNN implementations: lbr_gru f32 %s, gru u8s8 %s\n", lbr.implementation().c_str(),
-                u8s8.implementation().c_str());
 
   // Each check's fixq forward is also the warm-up call of its timing.
   double first_call_seconds[kImplCount] = {};
@@ -223,14 +226,25 @@ void bench_shape(const Models& m, int64_t T, int64_t B, const Budget& budget, st
     return out;
   };
   const GruOutput y_float = timed(kFixqFloat, [&] { return gru_forward(m.float_model, x.data(), x_shape); });
+  const double cos8 = cosine(timed(kFixqInt8, [&] { return m.q8.forward(x.data(), x_shape); }).y, y_float.y);
+  const double cos16 = cosine(timed(kFixqInt16, [&] { return m.q16.forward(x.data(), x_shape); }).y, y_float.y);
+  std::vector<std::function<void()>> runs = {
+      [&] { m.q8.forward(x.data(), x_shape); },
+      [&] { m.q16.forward(x.data(), x_shape); },
+      [&] { gru_forward(m.float_model, x.data(), x_shape); },
+  };
+#if FIXQ_PEER_ONEDNN
+  peers::OnednnGru lbr(peers::OnednnGru::Kind::LbrF32, m.float_model, x, T, B);
+  peers::OnednnGru u8s8(peers::OnednnGru::Kind::VanillaU8S8, m.float_model, x, T, B);
+  if (first)
+    std::printf("# oneDNN implementations: lbr_gru f32 %s, gru u8s8 %s\n", lbr.implementation().c_str(),
+                u8s8.implementation().c_str());
   lbr.run();
   const double lbr_diff = max_abs_diff(lbr.output(), y_float.y);
-  OnednnGru vanilla_f32(OnednnGru::Kind::VanillaF32, m.float_model, x, T, B);
+  peers::OnednnGru vanilla_f32(peers::OnednnGru::Kind::VanillaF32, m.float_model, x, T, B);
   vanilla_f32.run();
   u8s8.run();
   const double onednn_int8_cos = cosine(u8s8.output(), vanilla_f32.output());
-  const double cos8 = cosine(timed(kFixqInt8, [&] { return m.q8.forward(x.data(), x_shape); }).y, y_float.y);
-  const double cos16 = cosine(timed(kFixqInt16, [&] { return m.q16.forward(x.data(), x_shape); }).y, y_float.y);
   std::printf(
       "# check H=%lld batch=%lld: onednn_lbr_gru_f32 vs fixq_float max|diff| %.2e; onednn_gru_u8s8 vs "
       "oneDNN gru f32 cosine %.5f; fixq_int8 / fixq_int16 vs fixq_float cosine %.5f / %.6f\n",
@@ -240,24 +254,26 @@ void bench_shape(const Models& m, int64_t T, int64_t B, const Budget& budget, st
           ": the weight layout conversion is wrong");
   require(onednn_int8_cos > 0.99, "bench gru: oneDNN's int8 gru has cosine ", onednn_int8_cos,
           " to its f32 gru at H=", H, ": its quantization setup is wrong");
+  runs.push_back([&] { lbr.run(); });
+  runs.push_back([&] { u8s8.run(); });
+#else
+  (void)first;
+  std::printf("# check H=%lld batch=%lld: fixq_int8 / fixq_int16 vs fixq_float cosine %.5f / %.6f\n",
+              static_cast<long long>(H), static_cast<long long>(B), cos8, cos16);
+#endif
 
-  const std::function<void()> runs[kImplCount] = {
-      [&] { m.q8.forward(x.data(), x_shape); },
-      [&] { m.q16.forward(x.data(), x_shape); },
-      [&] { gru_forward(m.float_model, x.data(), x_shape); },
-      [&] { lbr.run(); },
-      [&] { u8s8.run(); },
-  };
   double us_per_step[kImplCount];
-  for (int i = 0; i < kImplCount; ++i) {
-    const Timing t = time_calls(runs[i], budget, first_call_seconds[i]);
+  for (int i = 0; i < kTimedImpls; ++i) {
+    const Timing t = time_calls(runs[static_cast<size_t>(i)], budget, first_call_seconds[i]);
     us_per_step[i] = t.seconds_per_call / static_cast<double>(T) * 1e6;
     totals[i].cpu_seconds += t.cpu_seconds;
     totals[i].wall_seconds += t.wall_seconds;
   }
-  for (int i = 0; i < kImplCount; ++i)
-    std::printf("%lld,%lld,%s,%.2f,%.3f\n", static_cast<long long>(H), static_cast<long long>(B), kImpls[i],
-                us_per_step[i], us_per_step[kOnednnU8S8] / us_per_step[i]);
+  for (int i = 0; i < kTimedImpls; ++i) {
+    std::printf("%lld,%lld,%s,%.2f,", static_cast<long long>(H), static_cast<long long>(B), kImpls[i], us_per_step[i]);
+    if constexpr (kTimedImpls > kOnednnU8S8) std::printf("%.3f", us_per_step[kOnednnU8S8] / us_per_step[i]);
+    std::printf("\n");
+  }
   std::fflush(stdout);
 }
 
@@ -279,13 +295,19 @@ void bench_gru(const GruBenchOptions& o) {
   const Budget budget = o.quick ? Budget{0.005, 0.2} : Budget{0.05, 1.0};
 
   set_gemm_threads(1);
-  onednn_single_thread();
+#if FIXQ_PEER_ONEDNN
+  peers::onednn_single_thread();
+  const std::string peer = peers::onednn_version_str();
+#else
+  std::fprintf(stderr, "fixq: note: %s\n", onednn_missing_note().c_str());
+  const std::string peer = "no oneDNN: " + onednn_missing_note();
+#endif
   std::printf(
       "# fixq bench gru: %s; fixq kernels: gru step %s, gemm s8 x s8 %s, gemm s16 x s8 %s; %s; 1 thread; T=%lld, 1 layer, H = C; "
       "median of 5 samples (3 when one call exceeds %.1f s), %s\n",
       cpu_model().c_str(), active_kernel("gru step").c_str(), active_kernel("gemm s8 x s8").c_str(),
-      active_kernel("gemm s16 x s8").c_str(), onednn_version_str().c_str(), static_cast<long long>(T),
-      budget.slow_call_s, bench_clock_name());
+      active_kernel("gemm s16 x s8").c_str(), peer.c_str(), static_cast<long long>(T), budget.slow_call_s,
+      bench_clock_name());
   std::printf("H,batch,impl,us_per_step,ratio_vs_onednn_int8\n");
   std::fflush(stdout);
 
@@ -303,9 +325,9 @@ void bench_gru(const GruBenchOptions& o) {
   // pool): one thread in this process after every run proves the timing was one thread.
   // The CPU / wall ratio is below 1 on a machine shared with other work.
   std::printf("# threads in this process after timing: %d; process CPU time / wall time while timing:", thread_count());
-  for (int i = 0; i < kImplCount; ++i)
+  for (int i = 0; i < kTimedImpls; ++i)
     std::printf(" %s %.2f%s", kImpls[i], totals[i].cpu_seconds / totals[i].wall_seconds,
-                i + 1 < kImplCount ? "," : "\n");
+                i + 1 < kTimedImpls ? "," : "\n");
 }
 
-}  // namespace fixq::cli
+}  // namespace fixq::bench
