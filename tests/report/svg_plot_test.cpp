@@ -91,7 +91,9 @@ void expect_nice(const std::vector<double>& ticks, double lo, double hi, bool co
   for (size_t i = 0; i < ticks.size(); ++i) {
     const double k = ticks[i] / step;
     EXPECT_NEAR(k, std::round(k), 1e-6) << what << ": tick " << ticks[i] << " is not a multiple of " << step;
-    if (i > 0) EXPECT_NEAR(ticks[i] - ticks[i - 1], step, 1e-9 * std::max(1.0, std::abs(step))) << what;
+    if (i > 0) {
+      EXPECT_NEAR(ticks[i] - ticks[i - 1], step, 1e-9 * std::max(1.0, std::abs(step))) << what;
+    }
     EXPECT_FALSE(std::signbit(ticks[i]) && ticks[i] == 0) << what << ": -0 tick";
   }
   const double slack = 1e-9 * std::max({1.0, std::abs(lo), std::abs(hi)});
