@@ -30,7 +30,7 @@ from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_
 
 from . import _fixq
 
-__all__ = ["QuantGRU"]
+__all__ = ["QuantGRU", "FakeQuantGRU"]
 
 
 def _as_numpy(t) -> np.ndarray:
@@ -61,6 +61,20 @@ def _unpack(batch, batch_first: bool):
     if x.ndim == 2:  # unbatched [T, C], whatever batch_first says (as nn.GRU)
         return x[:, None, :], lengths, False
     return x, lengths, batch_first
+
+
+def _calibrate(gru: nn.GRU, calib: Iterable, config, scales, method, **observer_options):
+    """(float model, parameters) of ``gru`` calibrated on ``calib``: what from_float builds."""
+    if not isinstance(gru, nn.GRU):
+        raise TypeError(f"from_float expects a torch.nn.GRU, got {type(gru).__name__}")
+    model = _fixq.GruModel.from_torch(gru)
+    cal = _fixq.GruCalibrator(model, config=config, scales=scales, method=method, **observer_options)
+    for batch in calib:
+        x, lengths, bf = _unpack(batch, gru.batch_first)
+        cal.observe(x, lengths=lengths, batch_first=bf)
+    if cal.batches == 0:
+        raise ValueError("from_float: the calibration iterable yielded no batches")
+    return model, cal.finalize()
 
 
 class QuantGRU(nn.Module):
@@ -101,16 +115,8 @@ class QuantGRU(nn.Module):
         observation. ``config`` / ``scales`` / ``method`` / ``observer_options`` are those
         of :class:`fixq.GruCalibrator`.
         """
-        if not isinstance(gru, nn.GRU):
-            raise TypeError(f"from_float expects a torch.nn.GRU, got {type(gru).__name__}")
-        model = _fixq.GruModel.from_torch(gru)
-        cal = _fixq.GruCalibrator(model, config=config, scales=scales, method=method, **observer_options)
-        for batch in calib:
-            x, lengths, bf = _unpack(batch, gru.batch_first)
-            cal.observe(x, lengths=lengths, batch_first=bf)
-        if cal.batches == 0:
-            raise ValueError("from_float: the calibration iterable yielded no batches")
-        return cls(_fixq.QuantizedGru(model, cal.finalize()), batch_first=gru.batch_first)
+        model, params = _calibrate(gru, calib, config, scales, method, **observer_options)
+        return cls(_fixq.QuantizedGru(model, params), batch_first=gru.batch_first)
 
     @classmethod
     def from_quantized(cls, quantized: "_fixq.QuantizedGru", batch_first: bool = False) -> "QuantGRU":
@@ -209,3 +215,6 @@ class QuantGRU(nn.Module):
         data = pack_padded_sequence(y, lengths, enforce_sorted=True).data.to(device)
         output = PackedSequence(data, input.batch_sizes, input.sorted_indices, input.unsorted_indices)
         return output, torch.from_numpy(h_n).to(device)
+
+
+from ._fakequant import FakeQuantGRU  # noqa: E402  (it builds QuantGRU objects from this module)
