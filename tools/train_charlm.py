@@ -80,9 +80,11 @@ class CharGRU(nn.Module):
         return self.decoder(out), h
 
 
-def load_corpus(license_dir):
-    missing = [f for f in CORPUS_FILES
+def load_corpus(license_dir, files=CORPUS_FILES):
+    missing = [f for f in files
                if not os.path.isfile(os.path.join(license_dir, f))]
+    if missing and files is not CORPUS_FILES:
+        sys.exit("error: --text files missing: %s" % ", ".join(missing))
     if missing:
         sys.exit(
             "error: corpus files missing from %s: %s\n"
@@ -91,7 +93,7 @@ def load_corpus(license_dir):
             "--license-dir pointing at a copy of them."
             % (license_dir, ", ".join(missing)))
     parts = []
-    for f in CORPUS_FILES:
+    for f in files:
         with open(os.path.join(license_dir, f), "rb") as fh:
             try:
                 parts.append(fh.read().decode("utf-8"))
@@ -150,6 +152,10 @@ def main():
     ap.add_argument("--clip", type=float, default=1.0)
     ap.add_argument("--log-every", type=int, default=100)
     ap.add_argument("--license-dir", default=LICENSE_DIR)
+    ap.add_argument("--text", nargs="+", default=None, metavar="FILE",
+                    help="train on these UTF-8 files instead (concatenated in the "
+                         "order given, the last 10%% held out), e.g. a larger proxy "
+                         "on /usr/share/doc/git/RelNotes/*.txt")
     ap.add_argument("--hidden", type=int, default=HIDDEN,
                     help="GRU hidden size (default %d, the embedded model)" % HIDDEN)
     ap.add_argument("--layers", type=int, default=1,
@@ -162,7 +168,11 @@ def main():
     np.random.seed(args.seed)
     torch.use_deterministic_algorithms(True)
 
-    text = load_corpus(args.license_dir)
+    if args.text:
+        corpus_dir, corpus_files = "/", [os.path.abspath(f) for f in args.text]
+    else:
+        corpus_dir, corpus_files = args.license_dir, CORPUS_FILES
+    text = load_corpus(corpus_dir, corpus_files)
     n_train = len(text) - int(round(len(text) * HELDOUT_FRACTION))
     train_text, held_text = text[:n_train], text[n_train:]
     chars = sorted(set(train_text))
@@ -269,8 +279,8 @@ def main():
             "chars": chars,
             "unk_id": unk,
             "vocab_size": vocab,
-            "corpus_dir": args.license_dir,
-            "corpus_files": CORPUS_FILES,
+            "corpus_dir": corpus_dir,
+            "corpus_files": corpus_files,
             "corpus_chars": len(text),
             "split": {
                 "heldout_fraction": HELDOUT_FRACTION,

@@ -27,7 +27,10 @@ from . import _fixq
 from ._fixq import (  # noqa: F401  (re-exports)
     FixedPointScale,
     GruCalibrator,
+    GruAutoBitsResult,
     GruModel,
+    GruPtq,
+    GruPtqResult,
     GruQuantConfig,
     GruQuantParams,
     GruStream,
@@ -45,6 +48,7 @@ from ._fixq import (  # noqa: F401  (re-exports)
     gemm_s32,
     gemm_s64,
     gemm_threads,
+    gru_bits_cost,
     gru_ops,
     metrics,
     minmax_ranges,

@@ -34,6 +34,8 @@ std::string scales_name(ScaleKind k) { return k == ScaleKind::PowerOfTwo ? "pow2
 pyb::object json_loads(const std::string& text) { return pyb::module_::import("json").attr("loads")(text); }
 std::string json_dumps(const pyb::handle& obj) { return pyb::module_::import("json").attr("dumps")(obj).cast<std::string>(); }
 
+}  // namespace
+
 // config: "int8" | "int16" | GruQuantConfig | dict | JSON text | path of a JSON file (as
 // the CLI's --config). scales applies to the named bases; with a full configuration it
 // must be omitted (None) or agree with the configuration's own.
@@ -66,6 +68,8 @@ GruQuantConfig config_arg(const pyb::object& config, const pyb::object& scales) 
   c.validate();
   return c;
 }
+
+namespace {
 
 // params: GruQuantParams | dict (params_dict()) | JSON text.
 GruQuantParams params_arg(const pyb::object& params) {
@@ -375,6 +379,8 @@ void bind_qgru(pyb::module_& m) {
           &py_stream_state<QuantizedGruStream>,
           "The state [L, B, H], dequantized.")
       .def_property_readonly("batch", [](const QuantStream& s) { return s.batch; });
+
+  bind_ptq(m);
 }
 
 }  // namespace fixq::py
