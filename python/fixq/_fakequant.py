@@ -151,12 +151,14 @@ class FakeQuantGRU(nn.Module):
 
     @classmethod
     def from_float(cls, gru: nn.GRU, calib: Iterable, config="int8", scales: Optional[str] = None,
-                   method: str = "minmax", **observer_options) -> "FakeQuantGRU":
+                   method: str = "auto", rounding: str = "gptq", bias_correction: bool = True,
+                   **options) -> "FakeQuantGRU":
         """Calibrates ``gru`` on ``calib`` exactly as ``QuantGRU.from_float`` with the same
-        arguments, and starts from that integer model: before any training this module's
-        eval outputs equal that ``QuantGRU``'s."""
+        arguments, and starts from that integer model (its rounded weights and corrected
+        biases are the starting float weights): before any training this module's eval
+        outputs equal that ``QuantGRU``'s."""
         from .torch import _calibrate
-        model, params = _calibrate(gru, calib, config, scales, method, **observer_options)
+        model, params = _calibrate(gru, calib, config, scales, method, rounding, bias_correction, **options)
         start = nn.GRU(gru.input_size, gru.hidden_size, num_layers=gru.num_layers, bias=gru.bias,
                        batch_first=gru.batch_first, bidirectional=gru.bidirectional)
         sd = {k: torch.from_numpy(np.asarray(v)) for k, v in model.state_dict().items()}

@@ -135,6 +135,10 @@ void GruPtq::observe(const float* x, const Shape& x_shape, const GruRunOptions& 
   opt.tap = &tap;
   gru_forward(model, x, x_shape, opt);  // validates everything before the first tap call
   ++m.batches;
+  {
+    const std::lock_guard<std::mutex> lock(m.cache_mutex);
+    m.range_cache.clear();
+  }
 
   // Keep the batch (time-major) for the searches while it fits; the first one in part.
   const int64_t T = opt.batch_first ? x_shape[1] : x_shape[0], B = opt.batch_first ? x_shape[0] : x_shape[1];
@@ -169,8 +173,19 @@ QuantParams GruPtq::Impl::op_params(size_t c, GruOp op, const GruQuantConfig& co
   require(obs.batches() > 0, "GRU calibration: operator ", to_string(op), " of cell ", src,
           " saw no data (every sequence empty?)");
   const QuantScheme s = gru_op_scheme(op, config);
-  std::vector<Range> r = obs.ranges(s);
-  for (Range& x : r) x = usable(x);
+  const auto key = std::make_tuple(src, static_cast<int>(op), static_cast<int>(mi), s.format.bits, static_cast<int>(s.scale_kind));
+  std::vector<Range> r;
+  {
+    const std::lock_guard<std::mutex> lock(cache_mutex);
+    const auto it = range_cache.find(key);
+    if (it != range_cache.end()) r = it->second;
+  }
+  if (r.empty()) {
+    r = obs.ranges(s);
+    for (Range& x : r) x = usable(x);
+    const std::lock_guard<std::mutex> lock(cache_mutex);
+    range_cache[key] = r;
+  }
   return params_from_ranges(s, Shape{1}, r);
 }
 

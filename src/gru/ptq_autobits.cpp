@@ -74,40 +74,61 @@ GruAutoBitsResult GruPtq::auto_bits(const GruQuantConfig& base, const GruAutoBit
     const std::string& s = res.choices[c][static_cast<size_t>(op)];
     return parse_calib_method(s.substr(0, s.find(' ')));
   };
-  while (res.calib_cosine < options.target_cosine) {
-    // Rank the promotions by the cosine they give with every other operator's range kept:
-    // one evaluation each, the full quantize() only for the one taken.
-    GruOp best_op = GruOp::Count;
-    double best_cos = -std::numeric_limits<double>::infinity();
-    for (int i = 0; i < kGruOpCount; ++i) {
-      const GruOp op = static_cast<GruOp>(i);
-      if (cur.bits_of(op) > 8) continue;
-      GruQuantConfig trial = cur;
-      trial.bits[static_cast<size_t>(i)] = 16;
-      if (!buildable(trial)) continue;
-      if (options.max_work_ratio && work_ratio(gru_bits_cost(model, trial), out.base_cost) > *options.max_work_ratio) continue;
-      const GruModel rounded = is_parameter(op) ? m.round_and_correct(trial) : res.model;
-      GruQuantParams p = res.params;
-      p.config = trial;
-      for (size_t c = 0; c < model.cells.size(); ++c) {
-        const int64_t h3 = 3 * model.hidden_size;
-        if (is_parameter(op)) {
-          const GruCell& cell = model.cells[c];
-          p.cells[c][GruOp::W] = gru_parameter_params(GruOp::W, trial, cell.W, h3);
-          p.cells[c][GruOp::R] = gru_parameter_params(GruOp::R, trial, cell.R, h3);
-          p.cells[c][GruOp::Bx] = gru_parameter_params(GruOp::Bx, trial, rounded.cells[c].bx, h3);
-          p.cells[c][GruOp::Br] = gru_parameter_params(GruOp::Br, trial, rounded.cells[c].br, h3);
-        } else {
-          p.cells[c][op] = m.op_params(c, op, trial, method_of(c, op));
+  // Greedy promotion, ranked by a cheap evaluation: every other operator keeps its range
+  // from the last full quantize(), the promoted one takes its method's range at 16 bits.
+  // Once the cheap cosine meets the target, a full quantize() checks it.
+  for (;;) {
+    if (res.calib_cosine >= options.target_cosine) break;
+    GruModel state_model = res.model;
+    GruQuantParams state = res.params;
+    double state_cos = res.calib_cosine;
+    bool progressed = false;
+    while (state_cos < options.target_cosine) {
+      GruOp best_op = GruOp::Count;
+      double best_cos = -std::numeric_limits<double>::infinity();
+      GruModel best_model;
+      GruQuantParams best_params;
+      for (int i = 0; i < kGruOpCount; ++i) {
+        const GruOp op = static_cast<GruOp>(i);
+        if (cur.bits_of(op) > 8) continue;
+        GruQuantConfig trial = cur;
+        trial.bits[static_cast<size_t>(i)] = 16;
+        if (!buildable(trial)) continue;
+        if (options.max_work_ratio && work_ratio(gru_bits_cost(model, trial), out.base_cost) > *options.max_work_ratio)
+          continue;
+        GruModel rounded = is_parameter(op) ? m.round_and_correct(trial) : state_model;
+        GruQuantParams p = state;
+        p.config = trial;
+        for (size_t c = 0; c < model.cells.size(); ++c) {
+          const int64_t h3 = 3 * model.hidden_size;
+          if (is_parameter(op)) {
+            const GruCell& cell = model.cells[c];
+            p.cells[c][GruOp::W] = gru_parameter_params(GruOp::W, trial, cell.W, h3);
+            p.cells[c][GruOp::R] = gru_parameter_params(GruOp::R, trial, cell.R, h3);
+            p.cells[c][GruOp::Bx] = gru_parameter_params(GruOp::Bx, trial, rounded.cells[c].bx, h3);
+            p.cells[c][GruOp::Br] = gru_parameter_params(GruOp::Br, trial, rounded.cells[c].br, h3);
+          } else {
+            p.cells[c][op] = m.op_params(c, op, trial, method_of(c, op));
+          }
+        }
+        double cos = 0.0;
+        if (!std::isfinite(error(rounded, p, &cos))) continue;
+        if (cos > best_cos) {
+          best_cos = cos;
+          best_op = op;
+          best_model = std::move(rounded);
+          best_params = std::move(p);
         }
       }
-      double cos = 0.0;
-      if (!std::isfinite(error(rounded, p, &cos))) continue;
-      if (cos > best_cos) best_cos = cos, best_op = op;
+      if (best_op == GruOp::Count) break;  // nothing left to promote within the budget
+      cur.bits[static_cast<size_t>(best_op)] = 16;
+      promoted.push_back(best_op);
+      state_model = std::move(best_model);
+      state = std::move(best_params);
+      state_cos = best_cos;
+      progressed = true;
     }
-    if (best_op == GruOp::Count) break;  // nothing left to promote within the budget
-    cur.bits[static_cast<size_t>(best_op)] = 16;
-    promoted.push_back(best_op);
+    if (!progressed) break;
     res = quantize(cur);
   }
   out.target_met = res.calib_cosine >= options.target_cosine;

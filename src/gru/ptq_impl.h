@@ -3,7 +3,10 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fixq/gru_ptq.h"
@@ -76,6 +79,10 @@ struct GruPtq::Impl {
   std::vector<ptq_detail::Moments> x_moments, h_moments;  // per cell (x: forward cells only)
   std::vector<ptq_detail::KeptBatch> kept;
   int64_t kept_steps = 0;
+  // Ranges already derived, by (cell, operator, method, bits, kind of scale): the mse
+  // method's search costs milliseconds per operator, and auto_bits asks many times.
+  mutable std::map<std::tuple<size_t, int, int, int, int>, std::vector<Range>> range_cache;
+  mutable std::mutex cache_mutex;
 
   // One activation operator's parameters in cell c from one method's statistics.
   QuantParams op_params(size_t c, GruOp op, const GruQuantConfig& config, CalibMethod method) const;

@@ -108,13 +108,17 @@ GruQuantParams search_ranges(const GruModel& model, const GruQuantConfig& config
     for (size_t c = 0; c < cells; ++c)
       for (GruOp op : kOrder) {
         if (op == GruOp::X && c % dirs != 0) continue;
+        // A 16-bit operator's error is far below the 8-bit ones': its method's range stays.
+        if (config.bits_of(op) > 8) continue;
         const QuantScheme scheme = gru_op_scheme(op, config);
         struct Candidate {
           QuantParams params;
           OpChoice choice;
         };
         std::vector<Candidate> cands;
-        for (size_t i = 0; i < kMethods.size(); ++i) cands.push_back({by_method[i].cells[c][op], {kMethods[i], 1.0}});
+        // The other methods' ranges in the first sweep; then only steps from the current one.
+        if (sweep == 0)
+          for (size_t i = 0; i < kMethods.size(); ++i) cands.push_back({by_method[i].cells[c][op], {kMethods[i], 1.0}});
         const OpChoice now = choices[c][static_cast<size_t>(op)];
         const Range r = represented(cur.cells[c][op]);
         for (double f : factors(config.scale_kind)) {
