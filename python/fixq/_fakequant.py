@@ -93,8 +93,8 @@ class _Cell:
         # 2^53 (16-bit weights need 8-bit inputs), so float64 matmuls are exact.
         self.q_w_t = self.q_w.to(torch.float64).t().contiguous()
         self.q_r_t = self.q_r.to(torch.float64).t().contiguous()
-        self.wx_scale = {"m": torch.as_tensor(k["wx_scale"]["m"]), "shift": torch.as_tensor(k["wx_scale"]["shift"])}
-        self.rh_scale = {"m": torch.as_tensor(k["rh_scale"]["m"]), "shift": torch.as_tensor(k["rh_scale"]["shift"])}
+        self.wx_scale = qs.per_row(k["wx_scale"]["m"], k["wx_scale"]["shift"])
+        self.rh_scale = qs.per_row(k["rh_scale"]["m"], k["rh_scale"]["shift"])
         self.s = {name: {"m": int(k[name]["m"]), "shift": int(k[name]["shift"])} for name in _SCALE_NAMES}
         self.bias = {name: torch.as_tensor(k[name], dtype=I64) for name in ("bias_z", "bias_r", "bias_rhab", "bias_g")}
         self.q_one = int(k["q_one"])

@@ -4,6 +4,8 @@ The primitives that :class:`fixq.torch.FakeQuantGRU` composes into the time step
 fixed-point scale ``A(rho, x)`` (spec 2.3), requantize (2.4), quantize / dequantize (3.1)
 and the activation tables (4.4). Every function computes the library's integers bit for
 bit; the constants come from the library itself (``QuantizedGru.cell_constants``).
+A multiplier scale is applied without a 128-bit product, exactly while |x sigma| < 2^62;
+the GRU's rescaled values stay below 2^55 (spec 5.3), where the library saturates nothing.
 """
 
 import torch
@@ -62,9 +64,66 @@ def _mul_apply(x: torch.Tensor, m: torch.Tensor, shift: torch.Tensor) -> torch.T
     return torch.where(s >= 95, torch.zeros_like(r), r)
 
 
+def _apply_scalar(x: torch.Tensor, m: int, s: int) -> torch.Tensor:
+    """A((m, s), x) for one scale: the same integers as the tensor path, fewer operations."""
+    if m == 1:  # a power of two
+        if s >= 64:
+            return torch.zeros_like(x)
+        if s >= 1:
+            return (x >> s) + ((x >> (s - 1)) & 1)
+        if s == 0:
+            return x
+        n = -s
+        limit = _I64_MAX >> n
+        return torch.where(x > limit, torch.full_like(x, _I64_MAX),
+                           torch.where(x < -limit - 1, torch.full_like(x, _I64_MIN), x * (1 << n)))
+    if s < 1:
+        raise ValueError("a fixed-point multiplier with shift < 1 does not occur in fixq's GRU")
+    if s >= 95:
+        return torch.zeros_like(x)
+    hi = (x >> 31) * m
+    lo = (x & 0x7FFFFFFF) * m
+    if s >= 32:
+        return (hi + (1 << (s - 32)) + (lo >> 31)) >> (s - 31)
+    return hi * (1 << (31 - s)) + ((lo + (1 << (s - 1))) >> s)
+
+
+def per_row(m, shift) -> dict:
+    """Per-row scales ({"m", "shift"} int64 tensors) tagged with the one case of apply()
+    that covers every row, when there is one, so that apply() computes only that case."""
+    m = torch.as_tensor(m, dtype=I64)
+    shift = torch.as_tensor(shift, dtype=I64)
+    case = None
+    if bool((m == 1).all()) and bool(((shift >= 1) & (shift <= 63)).all()):
+        case = "pow2_right"
+    elif bool((m >= 1 << 30).all()) and bool(((shift >= 32) & (shift <= 94)).all()):
+        case = "mul_big"
+    elif bool((m >= 1 << 30).all()) and bool(((shift >= 1) & (shift <= 31)).all()):
+        case = "mul_small"
+    return {"m": m, "shift": shift, "case": case,
+            "lo_half": torch.ones_like(shift) << (shift - 1).clamp(0, 62),     # 2^(s-1), s <= 31
+            "big_half": torch.ones_like(shift) << (shift - 32).clamp(0, 62)}   # 2^(s-32), s >= 32
+
+
 def apply_scale(x: torch.Tensor, scale) -> torch.Tensor:
-    """A(rho, x) (spec 2.3) for an int64 tensor x; ``scale`` is {"m", "shift"} with ints
-    or int64 tensors that broadcast against x (per-row scales of a GEMM)."""
+    """A(rho, x) (spec 2.3) for an int64 tensor x; ``scale`` is {"m", "shift"} with ints,
+    or as per_row() makes it for per-row scales that broadcast against x (GEMM rows)."""
+    if isinstance(scale["m"], int) and isinstance(scale["shift"], int):
+        return _apply_scalar(x, scale["m"], scale["shift"])
+    case = scale.get("case")
+    if case == "pow2_right":
+        s = scale["shift"]
+        return (x >> s) + ((x >> (s - 1)) & 1)
+    if case == "mul_big":
+        m, s = scale["m"], scale["shift"]
+        hi = (x >> 31) * m
+        lo = (x & 0x7FFFFFFF) * m
+        return (hi + scale["big_half"] + (lo >> 31)) >> (s - 31)
+    if case == "mul_small":
+        m, s = scale["m"], scale["shift"]
+        hi = (x >> 31) * m
+        lo = (x & 0x7FFFFFFF) * m
+        return hi * (torch.ones_like(s) << (31 - s)) + ((lo + scale["lo_half"]) >> s)
     m = _as_i64(scale["m"], x)
     shift = _as_i64(scale["shift"], x)
     if bool((m == 1).all()):
