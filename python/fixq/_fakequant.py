@@ -169,6 +169,19 @@ class FakeQuantGRU(nn.Module):
     def config(self) -> "_fixq.GruQuantConfig":
         return self._config
 
+    # torch.save / copy.deepcopy: the parameters (a dict) travel, the library objects built
+    # from them (the config, the cached integer model) are rebuilt.
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_config"] = None
+        state["_cache"] = None
+        state["_cache_key"] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._config = _fixq.GruQuantConfig.from_dict(self._params["config"])
+
     def quant_params(self) -> dict:
         """The parameters of the integer model of the current weights (a dict as
         ``QuantizedGru.params()``): the frozen ones, and bias parameters from the biases."""

@@ -348,8 +348,9 @@ void register_gru(CLI::App& app) {
                          "operator's range chosen by the output error (--rounding nearest, --no-bias-correction and\n"
                          "--method minmax|ema|percentile|mse turn them off). A progress bar shows on a terminal while\n"
                          "calibrating.\n"
-                         "Example (from the repository root: a torch GRU and sequences, then its int8 model, then the\n"
-                         "fewest 16-bit operators that reach an output cosine of 0.9999):\n") +
+                         "The second command below promotes the fewest operators to 16 bits that reach an output cosine\n"
+                         "of 0.9999, prints them with their cost and writes them as a config for --config.\n"
+                         "Example (from the repository root: a torch GRU and sequences, then its int8 model):\n") +
              kExportExample +
              "  build/bin/fixq gru quantize --model gru.safetensors --calib ref/x.npy --config int8 --scales pow2 -o gru.fixq\n"
              "  build/bin/fixq gru quantize --model gru.safetensors --calib ref/x.npy --auto-bits --target-cosine 0.9999 "

@@ -204,6 +204,17 @@ def test_a_few_steps_of_training_lower_the_integer_models_loss():
         assert torch.equal(fq.eval()(x)[0], fq.to_quantized()(x)[0])
 
 
+def test_deepcopy_and_torch_save(tmp_path):
+    import copy
+    gru = make_torch_gru(3, 6, seed=61)
+    fq = FakeQuantGRU.from_float(gru, _calib(3, 62), method="minmax").eval()
+    x = torch.randn(7, 2, 3, generator=torch.Generator().manual_seed(63))
+    torch.save(fq, tmp_path / "fq.pt")
+    for other in (copy.deepcopy(fq), torch.load(tmp_path / "fq.pt")):
+        with torch.no_grad():
+            assert torch.equal(other(x)[0], fq(x)[0])
+
+
 def test_bad_arguments():
     gru = make_torch_gru(3, 4, seed=51)
     fq = FakeQuantGRU.from_float(gru, _calib(3, 52), method="minmax")
