@@ -62,7 +62,7 @@ struct GruPtqOptions {
   int search_sweeps = 2;                           // coordinate-descent passes over the operators
   // Calibration sequences kept for the output-error searches, in sequence steps (T * B of
   // each batch; batches are kept whole while they fit, later ones only feed statistics).
-  int64_t max_search_steps = 1 << 16;
+  int64_t max_search_steps = 1 << 14;
   double ema_decay = 0.9;    // as ObserverConfig
   double percentile = 99.99;
   int bins = 2048;
