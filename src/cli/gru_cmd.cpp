@@ -93,6 +93,8 @@ bool is_quantized(const std::string& path) {
 
 GruPtqOptions ptq_options(const Options& o) {
   GruPtqOptions p;
+  require(o.method == "auto" || o.method == "minmax" || o.method == "ema" || o.method == "percentile" || o.method == "mse",
+          "--method must be auto, minmax, ema, percentile or mse, got '", o.method, "'");
   if (o.method != "auto") p.method = parse_calib_method(o.method);
   p.rounding = parse_weight_rounding(o.rounding);
   p.bias_correction = !o.no_bias_correction;
