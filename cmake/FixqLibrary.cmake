@@ -1,28 +1,14 @@
 # The fixq library: every module under src/<module>/ is compiled into one object library,
 # from which the static and the shared library are made.
 #
-# Files named *_avx2.cpp and *_avx512.cpp hold the fast kernels of one instruction set;
-# only they are compiled with that set enabled, and src/cpu/ decides at run time whether
-# the CPU may call them, so the library runs on any x86-64.
+# Files named *_avx2.cpp, *_avx512*.cpp hold the fast kernels of one instruction-set family;
+# only they are compiled with that family's flags (cmake/FixqIsa.cmake), and src/cpu/ decides
+# at run time whether the CPU may call them, so the library runs on any x86-64.
 # Every folder under src/ is a module of the library, except src/cli (the tool).
+include(${CMAKE_CURRENT_LIST_DIR}/FixqIsa.cmake)
 file(GLOB FIXQ_MODULE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*/*.cpp)
 list(FILTER FIXQ_MODULE_SOURCES EXCLUDE REGEX "/src/cli/")
-
-set(FIXQ_AVX2_FLAGS -mavx2 -mfma -mf16c -mbmi2)
-# -Wno-(maybe-)uninitialized: GCC 12's own avx512fintrin.h trips them (GCC PR 105593).
-set(FIXQ_AVX512_FLAGS -mavx2 -mfma -mf16c -mbmi2 -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni -mavx512bf16
-    -Wno-maybe-uninitialized -Wno-uninitialized)
-foreach(src IN LISTS FIXQ_MODULE_SOURCES)
-  # *_intonly.cpp: code that must never compute with floats; with -mgeneral-regs-only the
-  # compiler rejects any float or double operation, which proves it.
-  if(src MATCHES "_intonly\\.cpp$")
-    set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-mgeneral-regs-only")
-  elseif(src MATCHES "_avx512\\.cpp$")
-    set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${FIXQ_AVX512_FLAGS}")
-  elseif(src MATCHES "_avx2\\.cpp$")
-    set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${FIXQ_AVX2_FLAGS}")
-  endif()
-endforeach()
+fixq_set_isa_flags(${FIXQ_MODULE_SOURCES})
 
 find_package(Threads REQUIRED)
 add_library(fixq_objects OBJECT ${FIXQ_MODULE_SOURCES})

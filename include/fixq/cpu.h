@@ -1,36 +1,81 @@
-// fixq/cpu.h — which instruction set the fast kernels may use.
+// fixq/cpu.h — which instruction sets the fast kernels may use.
 //
-// Every fast kernel has a scalar reference with the same contract; these functions pick
-// one at run time from the CPU's features, so one build runs on any x86-64. The
-// environment variable FIXQ_ISA=scalar|avx2|avx512 forces a path (tests use it to compare
-// every path on the same machine); forcing a path the CPU lacks is an error, not a crash.
+// Every fast kernel has a scalar reference with the same contract. Kernels come in
+// families, one per instruction set (Isa); each family needs a set of CPU features. At run
+// time every module picks, operation by operation, the best family whose features this CPU
+// has (src/cpu/registry.h), so one build runs on any x86-64 and each operation uses the
+// best kernel that exists for it.
+//
+// The environment variable FIXQ_ISA=<name> (or set_isa_override) caps the features at
+// those of one family: FIXQ_ISA=avx2 runs AVX2 kernels even on an AVX-512 CPU, and
+// FIXQ_ISA=scalar the references. Tests use it to compare every path on one machine.
+// Forcing a family the CPU lacks is an error, not a crash.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fixq {
 
-enum class Isa {
-  Scalar,  // portable C++: the reference every fast path must match bit for bit
-  Avx2,    // AVX2 + FMA + F16C
-  Avx512,  // AVX-512 F, BW, DQ, VL and VNNI
+enum class Isa : uint8_t {
+  Scalar,      // portable C++: the reference every fast path must match bit for bit
+  Avx2,        // AVX2 + FMA + F16C + BMI2
+  Avx512,      // Avx2 + AVX-512 F, BW, DQ, VL and VNNI (Ice Lake, Cascade Lake, Zen 4 and later)
+  Avx512Vbmi,  // Avx512 + AVX512_VBMI (vpermb byte tables; not on Cascade Lake)
+  Avx512Bf16,  // Avx512 + AVX512_BF16 (vdpbf16ps; not on Ice Lake)
 };
 
+// Every family, in the order tests and reports list them. Each module's kernel list has
+// one entry per family (tests fail when one is missing).
+inline constexpr std::array<Isa, 5> kAllIsas = {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Avx512Vbmi,
+                                                Isa::Avx512Bf16};
+
+// CPU features, as bits of a mask.
+enum Feature : uint32_t {
+  kFeatureAvx2 = 1u << 0,    // AVX2, FMA, F16C, BMI2
+  kFeatureAvx512 = 1u << 1,  // AVX-512 F, BW, DQ, VL, VNNI
+  kFeatureVbmi = 1u << 2,    // AVX512_VBMI
+  kFeatureBf16 = 1u << 3,    // AVX512_BF16
+};
+using FeatureMask = uint32_t;
+
+// "scalar", "avx2", "avx512", "avx512vbmi", "avx512bf16".
 std::string to_string(Isa isa);
-// Parses "scalar", "avx2" or "avx512"; throws fixq::Error otherwise.
+// Parses a name of to_string; throws fixq::Error otherwise.
 Isa parse_isa(std::string_view name);
 
-// Whether this CPU (and OS) can run code of that instruction set.
+// The features a family's kernels need.
+FeatureMask isa_features(Isa isa);
+// The features this CPU (and OS: AVX state saved by XSAVE) has. FIXQ_CPU_FEATURES=<family>
+// narrows them to that family's, to run the tests as on an older CPU.
+FeatureMask cpu_features();
+// Whether this CPU can run the kernels of that family.
 bool cpu_supports(Isa isa);
-// The best instruction set this CPU supports.
+// The last family of kAllIsas this CPU supports (for reports).
 Isa best_isa();
-// The instruction set kernels use now: the in-process override if set, else FIXQ_ISA if
-// set, else best_isa(). Throws fixq::Error if the requested set is unsupported here.
-Isa active_isa();
-// Overrides active_isa() in this process (std::nullopt restores the default). Throws if
-// the CPU lacks the instruction set.
+
+// The features kernels may use now: those of the overriding family (set_isa_override, else
+// FIXQ_ISA) if any, else cpu_features(). Throws fixq::Error if FIXQ_ISA names a family the
+// CPU lacks.
+FeatureMask active_features();
+// The overriding family, if one is set (set_isa_override or FIXQ_ISA).
+std::optional<Isa> forced_isa();
+// Caps active_features() at a family's in this process (std::nullopt restores the
+// default). Throws if the CPU lacks the family.
 void set_isa_override(std::optional<Isa> isa);
+
+// The kernel family each operation runs now, e.g. {"gemm u8/s8", "avx512"}: what `fixq
+// info` and the bench headers print.
+struct KernelChoice {
+  std::string operation;
+  std::string kernel;
+};
+std::vector<KernelChoice> active_kernels();
+// The kernel of one operation of active_kernels(); throws fixq::Error for an unknown one.
+std::string active_kernel(std::string_view operation);
 
 }  // namespace fixq

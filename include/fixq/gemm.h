@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -53,7 +54,11 @@ struct MatrixView {
   int64_t stride = 0;
 };
 
-// Weights B [N, K], packed once into the kernels' layout, with their column sums.
+// Weights B [N, K], packed once, with their column sums. The kernels of each instruction
+// set read B in a layout of their own (src/gemm/kernels.h); PackedB keeps the weights and
+// packs them for a kernel's layout the first time that kernel runs, so a product never pairs a kernel with panels packed for
+// another, whatever instruction set is forced later. Copies share the packed layouts;
+// a PackedB may be used by several threads at once.
 class PackedB {
  public:
   // Throws fixq::Error for a null pointer, N or K < 1, a stride below K, or a type other
@@ -64,22 +69,17 @@ class PackedB {
   int64_t k() const { return k_; }
   IntType type() const { return type_; }
   // colsum[n] = sum_k B[n, k] (exact: |colsum| <= K * 32768 < 2^47).
-  std::span<const int64_t> colsum() const { return colsum_; }
+  std::span<const int64_t> colsum() const;
 
-  // Layout (private to the kernels): panels of 16 output columns; inside a panel, for each
-  // pair of k (K padded to even with zeros), 16 columns x 2 values, as int8 for S8
-  // weights and int16 for S16 weights. N is padded to a multiple of 16 with zero columns.
-  const void* panel(int64_t p) const;
-  int64_t k_pairs() const { return (k_ + 1) / 2; }
-  int64_t panels() const { return (n_ + 15) / 16; }
+  // Private to the GEMM (src/gemm/panels.cpp): the weights and their packed layouts.
+  struct Store;
+  const Store& store() const { return *store_; }
 
  private:
   IntType type_ = IntType::S8;
   int64_t n_ = 0;
   int64_t k_ = 0;
-  std::vector<int8_t> data8_;
-  std::vector<int16_t> data16_;
-  std::vector<int64_t> colsum_;
+  std::shared_ptr<const Store> store_;
 };
 
 // acc = A * B^T into C [M, N] (row stride ldc >= N). Throws fixq::Error for mismatched K,

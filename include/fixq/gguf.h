@@ -1,8 +1,10 @@
 // fixq/gguf.h — the GGUF block formats of ggml, byte-identical to ggml.
 //
 // Part 1, the formats: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1, the K-quants Q2_K ... Q6_K and Q8_K,
-// IQ4_NL and MXFP4, described by one table of traits (block size, bytes per block, the
-// type a dot product pairs it with), so that code treats every format alike.
+// the non-linear 4-bit IQ4_NL and IQ4_XS, the ternary TQ1_0 and TQ2_0 (BitNet b1.58 /
+// TriLM weights), and the FP4 formats MXFP4 (E8M0 scale per 32) and NVFP4 (UE4M3 scale per
+// 16), described by one table of traits (block size, bytes per block, the type a dot
+// product pairs it with), so that code treats every format alike.
 // Part 2, whole arrays: quantize, dequantize, dot. Part 3, validation.
 //
 // Numeric contract (ggml commit d99724f2, built by gcc 12 on x86-64 with -ffp-contract=off,
@@ -11,7 +13,9 @@
 //               K-quant scale searches included, in ggml's evaluation order. One exception:
 //               an IQ4_NL block whose |x| max is below 1e-15 gets d = 0, where ggml packs
 //               uninitialised memory into qs; fixq packs index 8 (the grid value nearest
-//               zero, what x = 0 maps to), i.e. qs bytes 0x88.
+//               zero, what x = 0 maps to), i.e. qs bytes 0x88. (IQ4_XS requantizes every
+//               sub-block with its stored scale, so it has no such case: an all-zero
+//               super-block is d = -0.0, scale codes 32, qs 0x88, as ggml writes it.)
 //   dequantize  the floats of ggml's dequantize_row_<type>, bit for bit. Q8_1 has no
 //               dequantize in ggml; fixq's is d * q, like Q8_0.
 //   dot         the float of ggml's generic (scalar) vec_dot, bit for bit: integer partial
@@ -25,7 +29,9 @@
 // scale beyond fp16 (e.g. Q4_0 of |x| > 8 * 65504) is stored as +-inf, which
 // first_invalid_block() reports as ggml_validate_row_data would; where ggml's 1/d
 // overflows (blocks whose |x| max is below ~4e-37) the quants are what gcc's x86-64
-// float-to-int8 conversions make of the infinite products.
+// float-to-int8 conversions make of the infinite products (for TQ1_0 / TQ2_0, where glibc's
+// lroundf meets them: the zero digit). NVFP4's UE4M3 scales saturate at 448 (code 0x7E),
+// as ggml's encoder does; every byte is a valid UE4M3 scale.
 //
 // Dispatch: the active instruction set of fixq/cpu.h picks the scalar reference or the
 // AVX2 kernels (an AVX-512 CPU runs the AVX2 ones; there are no AVX-512 kernels yet).
@@ -44,13 +50,16 @@ namespace fixq::gguf {
 
 // ---------------------------------------------------------------- Part 1: the formats
 
-enum class Type { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, MXFP4 };
+enum class Type {
+  Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K,
+  IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, NVFP4
+};
 
 struct TypeTraits {
   Type type;
   std::string_view name;          // as ggml spells it: "q4_0", "q4_K", "iq4_nl", "mxfp4"
   int ggml_type;                  // ggml's enum ggml_type value (the GGUF tensor type id)
-  int64_t block_elems;            // elements per block: 32, or 256 for K-quants
+  int64_t block_elems;            // elements per block: 32, 64 for NVFP4, 256 for K-quants, IQ4_XS, TQ*
   std::size_t block_bytes;        // bytes per block
   std::optional<Type> dot_type;   // the right operand of dot(); none for Q8_1 and Q8_K
   bool ggml_dequantize;           // false for Q8_1 (ggml has none; fixq's is d * q)
@@ -93,8 +102,9 @@ float dot(Type type, std::span<const std::byte> x, std::span<const std::byte> y)
 // ------------------------------------------------------------------ Part 3: validation
 
 // The index of the first block whose floating-point fields (d, m, dmin, s; the E8M0
-// exponent of MXFP4 is always valid) are NaN or infinite, or -1 if there is none: the
-// check of ggml_validate_row_data. Throws if packed is not a whole number of blocks.
+// exponent of MXFP4 and the UE4M3 scales of NVFP4 are always valid) are NaN or infinite,
+// or -1 if there is none: the check of ggml_validate_row_data. Throws if packed is not a
+// whole number of blocks.
 int64_t first_invalid_block(Type type, std::span<const std::byte> packed);
 
 }  // namespace fixq::gguf

@@ -32,8 +32,9 @@ void bench_gemm(const BenchOptions& o) {
   // it loaded), so OpenMP is told directly.
   onednn_single_thread();
   set_gemm_threads(1);
-  std::printf("# fixq %s kernels vs oneDNN %d.%d.%d dnnl_gemm_u8s8s32, 1 thread, median of 5 samples\n",
-              to_string(active_isa()).c_str(), dnnl_version()->major, dnnl_version()->minor, dnnl_version()->patch);
+  std::printf("# fixq kernel: %s; vs oneDNN %d.%d.%d dnnl_gemm_u8s8s32, 1 thread, median of 5 samples, %s\n",
+              active_kernel("gemm u8 x s8").c_str(), dnnl_version()->major, dnnl_version()->minor,
+              dnnl_version()->patch, bench_clock_name());
   std::printf("M,N,K,fixq_gops,onednn_gops,ratio,onednn_inexact_pct\n");
   std::mt19937 rng(1);
   for (const Shape3& s : kShapes) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli/bench.h"
+#include "cli/timing.h"
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
@@ -153,13 +154,13 @@ Timing time_calls(const std::function<void()>& f, const Budget& budget, double w
   Timing t;
   std::vector<double> per_call;
   for (int s = 0; s < samples; ++s) {
-    const double c0 = process_cpu_seconds();
+    const double c0 = process_cpu_seconds(), b0 = bench_now();
     const auto t0 = Clock::now();
     for (long i = 0; i < reps; ++i) f();
     const double wall = seconds_between(t0, Clock::now());
     t.cpu_seconds += process_cpu_seconds() - c0;
     t.wall_seconds += wall;
-    per_call.push_back(wall / static_cast<double>(reps));
+    per_call.push_back((bench_now() - b0) / static_cast<double>(reps));  // FIXQ_BENCH_CLOCK (timing.h)
   }
   std::nth_element(per_call.begin(), per_call.begin() + samples / 2, per_call.end());
   t.seconds_per_call = per_call[static_cast<size_t>(samples / 2)];
@@ -280,10 +281,11 @@ void bench_gru(const GruBenchOptions& o) {
   set_gemm_threads(1);
   onednn_single_thread();
   std::printf(
-      "# fixq bench gru: %s; fixq ISA %s; %s; 1 thread; T=%lld, 1 layer, H = C; "
-      "median of 5 samples (3 when one call exceeds %.1f s)\n",
-      cpu_model().c_str(), to_string(active_isa()).c_str(), onednn_version_str().c_str(), static_cast<long long>(T),
-      budget.slow_call_s);
+      "# fixq bench gru: %s; fixq kernels: gru step %s, gemm s8 x s8 %s, gemm s16 x s8 %s; %s; 1 thread; T=%lld, 1 layer, H = C; "
+      "median of 5 samples (3 when one call exceeds %.1f s), %s\n",
+      cpu_model().c_str(), active_kernel("gru step").c_str(), active_kernel("gemm s8 x s8").c_str(),
+      active_kernel("gemm s16 x s8").c_str(), onednn_version_str().c_str(), static_cast<long long>(T),
+      budget.slow_call_s, bench_clock_name());
   std::printf("H,batch,impl,us_per_step,ratio_vs_onednn_int8\n");
   std::fflush(stdout);
 

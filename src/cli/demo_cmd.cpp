@@ -129,8 +129,9 @@ void run(const std::string& dir) {
   std::printf("  task:  next-character prediction on %lld held-out characters, bits per character (lower is better);\n"
               "         calibration on %zu other characters; cosine of the GRU output against float32\n",
               static_cast<long long>(T), calib.size());
-  std::printf("  kernels: %s, 1 thread; us/step = one GRU step over the held-out sequence (batch 1, median of 3)\n\n",
-              to_string(active_isa()).c_str());
+  std::printf("  kernels: gru step %s, gemm s8 x s8 %s; 1 thread; us/step = one GRU step over the held-out\n"
+              "           sequence (batch 1, median of 3)\n\n",
+              active_kernel("gru step").c_str(), active_kernel("gemm s8 x s8").c_str());
 
   const std::vector<float> x = lm.embed_ids(held);
   const Shape xs{T, 1, lm.embed};

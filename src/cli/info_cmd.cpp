@@ -10,9 +10,12 @@ void register_info(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("info", "Show the CPU's instruction sets and the kernels fixq uses");
   cmd->footer("Example:\n  build/bin/fixq info\n  FIXQ_ISA=scalar build/bin/fixq info   # force the scalar reference");
   cmd->callback([] {
-    for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
-      std::printf("%-8s %s\n", to_string(isa).c_str(), cpu_supports(isa) ? "supported" : "not supported");
-    std::printf("active   %s\n", to_string(active_isa()).c_str());
+    for (Isa isa : kAllIsas)
+      std::printf("%-12s %s\n", to_string(isa).c_str(), cpu_supports(isa) ? "supported" : "not supported");
+    const std::optional<Isa> forced = forced_isa();
+    std::printf("%-12s %s\n", "forced", forced ? to_string(*forced).c_str() : "no (FIXQ_ISA unset)");
+    std::printf("\nkernels in use:\n");
+    for (const KernelChoice& k : active_kernels()) std::printf("  %-28s %s\n", k.operation.c_str(), k.kernel.c_str());
   });
 }
 

@@ -1,21 +1,43 @@
-// Private to the CLI: wall-clock timing for `fixq bench`, robust to a shared, noisy
-// machine: warm up once, size each sample to at least min_seconds, report the median.
+// Private to the CLI: timing for `fixq bench`, robust to a shared, noisy machine: warm up
+// once, size each sample to at least min_seconds, report the median. The clock is wall
+// time, or with FIXQ_BENCH_CLOCK=thread the calling thread's CPU time, which time slices
+// taken by other processes do not inflate (every fixq and peer bench runs on the calling
+// thread alone).
 #pragma once
+
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <vector>
 
 namespace fixq::cli {
 
+inline bool bench_uses_thread_clock() {
+  const char* c = std::getenv("FIXQ_BENCH_CLOCK");
+  return c != nullptr && std::strcmp(c, "thread") == 0;
+}
+
+inline double bench_now() {
+  if (bench_uses_thread_clock()) {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+inline const char* bench_clock_name() { return bench_uses_thread_clock() ? "thread CPU time" : "wall time"; }
+
 inline double median_seconds_per_call(const std::function<void()>& f, int samples = 5, double min_seconds = 0.1) {
-  using clock = std::chrono::steady_clock;
   f();  // warm up caches, page in buffers, let lazy initialization happen
   auto time = [&](long n) {
-    const auto t0 = clock::now();
+    const double t0 = bench_now();
     for (long i = 0; i < n; ++i) f();
-    return std::chrono::duration<double>(clock::now() - t0).count();
+    return bench_now() - t0;
   };
   long n = 1;
   for (double t = time(1); t < min_seconds && n < (1L << 30); t = time(n)) n *= 2;

@@ -5,13 +5,16 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "cpu/registry.h"
 #include "fixq/error.h"
 
 namespace fixq {
 
 namespace {
+
 // -1: no override; otherwise static_cast<int>(Isa).
 std::atomic<int> g_override{-1};
+std::atomic<bool> g_emulation{false};
 
 // CPUID leaf 1, ECX bit 29. Asked directly because clang before 16 does not know
 // __builtin_cpu_supports("f16c") (the fuzz build, scripts/fuzz.sh, uses Debian's clang 14).
@@ -19,6 +22,32 @@ bool cpu_has_f16c() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
 }
+
+// CPUID leaf 7 sub-leaf 1, EAX bit 5: AVX512_BF16 (GCC 12's __builtin_cpu_supports knows
+// "avx512bf16", clang 14's does not, so it is asked directly too).
+bool cpu_has_avx512bf16() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 5)) != 0;
+}
+
+FeatureMask detect() {
+  __builtin_cpu_init();
+  FeatureMask m = 0;
+  // __builtin_cpu_supports also checks that the OS saves the AVX / AVX-512 state (XGETBV).
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c() &&
+                    __builtin_cpu_supports("bmi2");
+  if (!avx2) return m;
+  m |= kFeatureAvx2;
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("avx512vnni");
+  if (!avx512) return m;
+  m |= kFeatureAvx512;
+  if (__builtin_cpu_supports("avx512vbmi")) m |= kFeatureVbmi;
+  if (cpu_has_avx512bf16()) m |= kFeatureBf16;
+  return m;
+}
+
 }  // namespace
 
 std::string to_string(Isa isa) {
@@ -26,61 +55,93 @@ std::string to_string(Isa isa) {
     case Isa::Scalar: return "scalar";
     case Isa::Avx2: return "avx2";
     case Isa::Avx512: return "avx512";
+    case Isa::Avx512Vbmi: return "avx512vbmi";
+    case Isa::Avx512Bf16: return "avx512bf16";
   }
   return "unknown";
 }
 
 Isa parse_isa(std::string_view name) {
-  if (name == "scalar") return Isa::Scalar;
-  if (name == "avx2") return Isa::Avx2;
-  if (name == "avx512") return Isa::Avx512;
-  fail("unknown instruction set '", name, "': expected scalar, avx2 or avx512");
+  std::string known;
+  for (Isa isa : kAllIsas) {
+    if (name == to_string(isa)) return isa;
+    known += (known.empty() ? "" : ", ") + to_string(isa);
+  }
+  fail("unknown instruction set '", name, "': expected one of ", known);
 }
 
-bool cpu_supports(Isa isa) {
-  __builtin_cpu_init();
+FeatureMask isa_features(Isa isa) {
   switch (isa) {
-    case Isa::Scalar: return true;
-    case Isa::Avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             cpu_has_f16c() && __builtin_cpu_supports("bmi2");
-    case Isa::Avx512:
-      return cpu_supports(Isa::Avx2) && __builtin_cpu_supports("avx512f") &&
-             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    case Isa::Scalar: return 0;
+    case Isa::Avx2: return kFeatureAvx2;
+    case Isa::Avx512: return kFeatureAvx2 | kFeatureAvx512;
+    case Isa::Avx512Vbmi: return kFeatureAvx2 | kFeatureAvx512 | kFeatureVbmi;
+    case Isa::Avx512Bf16: return kFeatureAvx2 | kFeatureAvx512 | kFeatureBf16;
   }
-  return false;
+  return ~FeatureMask{0};
 }
+
+FeatureMask cpu_features() {
+  // FIXQ_CPU_FEATURES=<family> takes the CPU to have that family's features at most: the
+  // test suite then runs as on an older CPU (AVX-512 kernels only through SIMDe).
+  static const FeatureMask features = [] {
+    FeatureMask m = detect();
+    if (const char* env = std::getenv("FIXQ_CPU_FEATURES"); env != nullptr && *env != '\0')
+      m &= isa_features(parse_isa(env));
+    return m;
+  }();
+  return features;
+}
+
+bool cpu_supports(Isa isa) { return (isa_features(isa) & ~cpu_features()) == 0; }
 
 Isa best_isa() {
-  static const Isa best = cpu_supports(Isa::Avx512) ? Isa::Avx512
-                          : cpu_supports(Isa::Avx2) ? Isa::Avx2
-                                                    : Isa::Scalar;
+  Isa best = Isa::Scalar;
+  for (Isa isa : kAllIsas)
+    if (cpu_supports(isa)) best = isa;
   return best;
 }
 
 namespace {
+
 Isa checked(Isa isa, const char* source) {
-  require(cpu_supports(isa), source, " asks for the ", to_string(isa),
+  require(cpu_supports(isa) || cpu_detail::emulation_enabled(), source, " asks for the ", to_string(isa),
           " kernels, but this CPU does not support them (best here: ", to_string(best_isa()), ")");
   return isa;
 }
-}  // namespace
 
-Isa active_isa() {
-  const int forced = g_override.load(std::memory_order_relaxed);
-  if (forced >= 0) return static_cast<Isa>(forced);
+std::optional<Isa> env_isa() {
   static const std::optional<Isa> from_env = []() -> std::optional<Isa> {
     const char* env = std::getenv("FIXQ_ISA");
     if (env == nullptr || *env == '\0') return std::nullopt;
     return checked(parse_isa(env), "FIXQ_ISA");
   }();
-  return from_env ? *from_env : best_isa();
+  return from_env;
+}
+
+}  // namespace
+
+std::optional<Isa> forced_isa() {
+  const int forced = g_override.load(std::memory_order_relaxed);
+  if (forced >= 0) return static_cast<Isa>(forced);
+  return env_isa();
+}
+
+FeatureMask active_features() {
+  const std::optional<Isa> forced = forced_isa();
+  return forced ? isa_features(*forced) : cpu_features();
 }
 
 void set_isa_override(std::optional<Isa> isa) {
   if (isa) checked(*isa, "set_isa_override");
   g_override.store(isa ? static_cast<int>(*isa) : -1, std::memory_order_relaxed);
 }
+
+namespace cpu_detail {
+
+bool emulation_enabled() { return g_emulation.load(std::memory_order_relaxed); }
+void set_emulation(bool on) { g_emulation.store(on, std::memory_order_relaxed); }
+
+}  // namespace cpu_detail
 
 }  // namespace fixq

@@ -1,51 +1,90 @@
-// The blocked loops (GotoBLAS order: k-blocks, row blocks, B panels, row groups) and the
-// raw gemm_s32 / gemm_s64 entry points.
+// The blocked loops (BLIS / GotoBLAS order: k-blocks, row blocks, B panels, row groups)
+// around the micro-kernels of kernels.h, and the raw gemm_s32 / gemm_s64 entry points.
 #include "gemm/driver.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
-#include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "gemm/kernels.h"
+#include "gemm/panels.h"
 
 namespace fixq::gemm_detail {
 
 namespace {
 
-// Rows of A per block: 64 rows x 256 k-pairs x 4 bytes = 64 KiB of packed A stay in L2
-// while every B panel of the k-block passes.
-constexpr int64_t kMc = 64;
+// A block of B's panel (kc groups x nr columns, MicroKernel::kc_bytes) stays in cache while
+// every row group of the A block passes; the A block (up to kMc rows x kc groups) in L2.
+constexpr int64_t kMc = 240;  // a multiple of every kernel's mr (2, 4, 6)
 
-template <class T>
-void pack_a_rows(const MatrixView& a, int64_t kp_stride, std::vector<int32_t>& out) {
-  for (int64_t m = 0; m < a.rows; ++m) {
-    const char* row = static_cast<const char*>(a.data) + m * a.stride * static_cast<int64_t>(sizeof(T));
-    for (int64_t kp = 0; kp < kp_stride; ++kp) {
-      T lo{0}, hi{0};
-      if (2 * kp < a.cols) std::memcpy(&lo, row + 2 * kp * sizeof(T), sizeof(T));
-      if (2 * kp + 1 < a.cols) std::memcpy(&hi, row + (2 * kp + 1) * sizeof(T), sizeof(T));
-      const uint32_t packed = static_cast<uint16_t>(static_cast<int16_t>(lo)) |
-                              (static_cast<uint32_t>(static_cast<uint16_t>(static_cast<int16_t>(hi))) << 16);
-      std::memcpy(&out[static_cast<size_t>(m * kp_stride + kp)], &packed, sizeof packed);
+int64_t block_groups(const MicroKernel& k, IntType a, IntType b, bool whole_k_fits) {
+  const int64_t cache = std::max<int64_t>(16, k.kc_bytes / (int64_t{k.b.nr} * k.b.kr * k.b.b_bytes));
+  // Per-block int32 partial sums must not overflow when they are added into int64 later;
+  // when the whole K fits in int32 every running sum does too.
+  return whole_k_fits ? cache : std::min(cache, max_block_groups(a, b, k.b.kr));
+}
+
+// Products below this many multiply-adds stay on the calling thread: spawning costs more.
+constexpr int64_t kThreadingThreshold = int64_t{1} << 22;
+
+std::atomic<int> g_threads{0};
+
+// Every k-block, row block and row group for B panels [p0, p1): the unit of work of one
+// thread. Every output element is produced by exactly one thread, in the same order of
+// k-blocks, whatever the split. Acc = int32_t: tiles go straight to C (the whole K fits in
+// int32, so every running sum does); int64_t: each block's int32 tile is added into C.
+template <class Acc>
+void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t p1, Acc* c, int64_t ldc) {
+  const MicroKernel& k = *pr.kern;
+  const PackedPanels& panels = *pr.panels;
+  const int64_t groups = panels.groups, nr = k.b.nr, mr = k.mr;
+  const int64_t panel_group_bytes = nr * k.b.kr * k.b.b_bytes, a_group = a_group_bytes(k);
+  thread_local std::vector<int8_t> apack;
+  alignas(64) int32_t tile[8 * 64];
+  for (int64_t g0 = 0; g0 < groups; g0 += pr.kc) {
+    const int64_t gc = std::min(pr.kc, groups - g0);
+    const bool first = g0 == 0;
+    for (int64_t m0 = 0; m0 < a.rows; m0 += kMc) {
+      const int64_t m1 = std::min(a.rows, m0 + kMc);
+      pack_a(k, a, m0, m1 - m0, g0, gc, apack);
+      for (int64_t p = p0; p < p1; ++p) {
+        const int8_t* bp = panels.panel(p) + g0 * panel_group_bytes;
+        const int64_t n0 = p * nr;
+        const int cols = static_cast<int>(std::min(nr, pr.n - n0));
+        for (int64_t r0 = m0; r0 < m1; r0 += mr) {
+          const int rows = static_cast<int>(std::min(mr, m1 - r0));
+          const int8_t* ap = apack.data() + ((r0 - m0) / mr) * gc * a_group;
+          if constexpr (std::is_same_v<Acc, int32_t>) {
+            const int32_t* init = first && pr.shifted ? panels.shift_comp32.data() + n0 : nullptr;
+            k.run(TileArgs{ap, bp, gc, rows, cols, c + r0 * ldc + n0, ldc, !first, init});
+          } else {
+            k.run(TileArgs{ap, bp, gc, rows, cols, tile, nr, false, nullptr});
+            for (int r = 0; r < rows; ++r) {
+              Acc* row = c + (r0 + r) * ldc + n0;
+              const int32_t* t = tile + r * nr;
+              if (first) {
+                for (int j = 0; j < cols; ++j)
+                  row[j] = t[j] + (pr.shifted ? panels.shift_comp64[static_cast<size_t>(n0 + j)] : 0);
+              } else {
+                for (int j = 0; j < cols; ++j) row[j] += t[j];
+              }
+            }
+          }
+        }
+      }
     }
   }
 }
 
-// A as int16 pairs (see kernels.h).
-std::vector<int32_t> pack_a(const MatrixView& a, int64_t kp_stride) {
-  std::vector<int32_t> out(static_cast<size_t>(a.rows * kp_stride));
-  switch (a.type) {
-    case IntType::U8: pack_a_rows<uint8_t>(a, kp_stride, out); break;
-    case IntType::S8: pack_a_rows<int8_t>(a, kp_stride, out); break;
-    case IntType::S16: pack_a_rows<int16_t>(a, kp_stride, out); break;
-  }
-  return out;
+int32_t a_value(const MatrixView& a, int64_t m, int64_t k) {
+  const char* row = static_cast<const char*>(a.data) + m * a.stride * int_type_bytes(a.type);
+  if (a.type == IntType::U8) return static_cast<uint8_t>(row[k]);
+  return static_cast<int8_t>(row[k]);  // the sign trick serves s8 A only
 }
 
 }  // namespace
@@ -60,81 +99,58 @@ void validate(const MatrixView& a, const PackedB& b) {
           " quantize the weights to s8");
 }
 
-namespace {
-
-// Products below this many multiply-adds stay on the calling thread: spawning costs more.
-constexpr int64_t kThreadingThreshold = int64_t{1} << 22;
-
-std::atomic<int> g_threads{0};
-
-// All k-blocks, row blocks and row groups for B panels [p0, p1): the unit of work of one
-// thread. Every output element is produced by exactly one call, in the same order of
-// k-blocks, whatever the split.
-template <class Acc>
-void accumulate_panels(const MatrixView& a, const PackedB& b, const std::vector<int32_t>& apack, int64_t p0,
-                       int64_t p1, Acc* c, int64_t ldc) {
-  const TileKernel kernel = tile_kernel_for(active_isa());
-  const int64_t kpairs = b.k_pairs(), kc = block_pairs(a.type, b.type());
-  const int64_t bytes_per_b = b.type() == IntType::S16 ? 2 : 1;
-  int32_t tile[kMaxMr * kNr];
-  for (int64_t kp0 = 0; kp0 < kpairs; kp0 += kc) {
-    const int64_t kcur = std::min(kc, kpairs - kp0);
-    for (int64_t m0 = 0; m0 < a.rows; m0 += kMc) {
-      const int64_t m1 = std::min(a.rows, m0 + kMc);
-      for (int64_t p = p0; p < p1; ++p) {
-        const void* bp = static_cast<const char*>(b.panel(p)) + kp0 * kNr * 2 * bytes_per_b;
-        const int64_t n0 = p * kNr, ncols = std::min<int64_t>(kNr, b.n() - n0);
-        for (int64_t r0 = m0; r0 < m1; r0 += kMaxMr) {
-          const int mr = static_cast<int>(std::min<int64_t>(kMaxMr, m1 - r0));
-          kernel(TileArgs{apack.data() + r0 * kpairs + kp0, kpairs, mr, bp, b.type() == IntType::S16, kcur, tile});
-          for (int r = 0; r < mr; ++r) {
-            Acc* row = c + (r0 + r) * ldc + n0;
-            const int32_t* t = tile + r * kNr;
-            if (kp0 == 0) {
-              for (int64_t j = 0; j < ncols; ++j) row[j] = t[j];
-            } else {
-              for (int64_t j = 0; j < ncols; ++j) row[j] += t[j];
-            }
-          }
-        }
-      }
-    }
-  }
+BoundProduct bind(IntType a, const PackedB& b) {
+  BoundProduct p;
+  p.kern = pick_kernel(a, b.type()).kernel;
+  p.panels = &b.store().panels(p.kern->b);
+  p.a_type = a;
+  p.b_type = b.type();
+  p.n = b.n();
+  p.k = b.k();
+  p.whole_k_fits = fits_int32(a, b.type(), b.k());
+  p.kc = block_groups(*p.kern, a, b.type(), p.whole_k_fits);
+  // s8 A arrives as a + 128: subtract 128 * colsum[n] (starting from it keeps every running
+  // sum within K * 128 * 128, inside int32 whenever the whole product is).
+  p.shifted = p.kern->a == APacking::Quads8 && a == IntType::S8;
+  return p;
 }
 
-}  // namespace
-
 template <class Acc>
-void accumulate(const MatrixView& a, const PackedB& b, Acc* c, int64_t ldc) {
-  const std::vector<int32_t> apack = pack_a(a, b.k_pairs());
-  const int64_t panels = b.panels();
-  const int64_t work = a.rows * b.n() * b.k();
-  const int64_t threads = work < kThreadingThreshold ? 1 : std::min<int64_t>(gemm_threads(), panels);
+void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc) {
+  if constexpr (std::is_same_v<Acc, int32_t>) require(pr.whole_k_fits, "internal: int32 accumulators for a K that does not fit");
+  const int64_t n_panels = pr.panels->panels;
+  const int64_t work = a.rows * pr.n * pr.k;
+  const int64_t threads = work < kThreadingThreshold ? 1 : std::min<int64_t>(gemm_threads(), n_panels);
   if (threads <= 1) {
-    accumulate_panels(a, b, apack, 0, panels, c, ldc);
-    return;
+    run_panels(pr, a, 0, n_panels, c, ldc);
+  } else {
+    // Features and overrides are per process, so every worker picks the same kernel.
+    std::vector<std::thread> pool;
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    for (int64_t t = 0; t < threads; ++t) {
+      const int64_t p0 = n_panels * t / threads, p1 = n_panels * (t + 1) / threads;
+      pool.emplace_back([&, p0, p1] {
+        try {
+          run_panels(pr, a, p0, p1, c, ldc);
+        } catch (...) {
+          const std::lock_guard<std::mutex> lock(error_mutex);
+          error = std::current_exception();
+        }
+      });
+    }
+    for (std::thread& th : pool) th.join();
+    if (error) std::rethrow_exception(error);
   }
-  // The active instruction set is a per-process setting, so every worker sees the same.
-  std::vector<std::thread> pool;
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  for (int64_t t = 0; t < threads; ++t) {
-    const int64_t p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
-    pool.emplace_back([&, p0, p1] {
-      try {
-        accumulate_panels(a, b, apack, p0, p1, c, ldc);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(error_mutex);
-        error = std::current_exception();
-      }
-    });
-  }
-  for (std::thread& th : pool) th.join();
-  if (error) std::rethrow_exception(error);
+  // The sign trick stored each -128 weight as -127: x * -128 = x * -127 - x.
+  for (const auto& [n, k] : pr.panels->minus128)
+    for (int64_t m = 0; m < a.rows; ++m) c[m * ldc + n] -= a_value(a, m, k);
 }
 
-template void accumulate<int32_t>(const MatrixView&, const PackedB&, int32_t*, int64_t);
-template void accumulate<int64_t>(const MatrixView&, const PackedB&, int64_t*, int64_t);
+template void accumulate<int32_t>(const BoundProduct&, const MatrixView&, int32_t*, int64_t);
+template void accumulate<int64_t>(const BoundProduct&, const MatrixView&, int64_t*, int64_t);
+
+std::string kernel_name(IntType a, IntType b) { return pick_kernel(a, b).kernel->name; }
 
 }  // namespace fixq::gemm_detail
 

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <string>
 
 #include "fixq/gemm.h"
 
@@ -11,9 +11,33 @@ namespace fixq::gemm_detail {
 // Throws fixq::Error unless A and B form a supported, well-formed product.
 void validate(const MatrixView& a, const PackedB& b);
 
+struct MicroKernel;
+struct PackedPanels;
+
+// A product bound to its kernel and packed weights: what a caller that multiplies many
+// activation blocks by the same weights (a GRU step after step) looks up once.
+struct BoundProduct {
+  const MicroKernel* kern = nullptr;
+  const PackedPanels* panels = nullptr;
+  IntType a_type = IntType::U8;
+  IntType b_type = IntType::S8;
+  int64_t n = 0, k = 0;
+  int64_t kc = 0;              // k-groups per block
+  bool whole_k_fits = false;   // every running sum fits int32 (fits_int32)
+  bool shifted = false;        // s8 A is shifted to u8: start from -128 * colsum
+};
+BoundProduct bind(IntType a, const PackedB& b);
+
 // Exact accumulators A * B^T into c [M, N] (row stride ldc), Acc = int32_t or int64_t.
-// For int32_t the caller has checked fits_int32.
+// For int32_t the caller has checked fits_int32. A's type and K must be the bound ones.
 template <class Acc>
-void accumulate(const MatrixView& a, const PackedB& b, Acc* c, int64_t ldc);
+void accumulate(const BoundProduct& p, const MatrixView& a, Acc* c, int64_t ldc);
+template <class Acc>
+void accumulate(const MatrixView& a, const PackedB& b, Acc* c, int64_t ldc) {
+  accumulate(bind(a.type, b), a, c, ldc);
+}
+
+// The micro-kernel the active features select for these operand types, by name.
+std::string kernel_name(IntType a, IntType b);
 
 }  // namespace fixq::gemm_detail

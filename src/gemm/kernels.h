@@ -1,46 +1,125 @@
-// Private: the GEMM tile kernels and the packed-A layout they read.
+// Private: the GEMM's micro-kernels, the packed layouts they read, and the kernel table of
+// each instruction-set family.
 //
-// A is packed per call into int16 pairs: apack[m * kp_stride + kp] holds A[m, 2kp] in the
-// low and A[m, 2kp+1] in the high 16 bits (K padded to even with 0), so one 32-bit
-// broadcast feeds vpmaddwd. A tile kernel computes, for mr <= kMaxMr rows and the 16
-// columns of one B panel, the int32 sums over kc k-pairs starting at kp0 and stores them
-// to tile[r * 16 + j]. The caller chooses kc so that no int32 partial sum can overflow
-// (see block_pairs()); every kernel then returns the exact same integers.
+// The product is blocked in the BLIS manner (driver.cpp): B is packed once into panels of
+// nr columns; per call, blocks of A are packed into micro-panels of mr rows; a micro-kernel
+// computes an mr x nr tile of int32 sums over a block of k-groups. A k-group is the kr
+// consecutive k that one multiply-add instruction consumes per lane: kr = 4 bytes for
+// vpdpbusd / vpmaddubsw, kr = 2 int16 for vpmaddwd / vpdpwssd.
+//
+// Every micro-kernel of every family computes the same exact integers (int32 partial sums
+// whose bound the driver keeps below 2^31), so every path returns the same results.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
-#include "fixq/cpu.h"
+#include "cpu/registry.h"
 #include "fixq/gemm.h"
 
 namespace fixq::gemm_detail {
 
-constexpr int kMaxMr = 4;
-constexpr int kNr = 16;
-
-struct TileArgs {
-  const int32_t* a;    // apack + row0 * kp_stride + kp0
-  int64_t kp_stride;   // int32 elements between rows of apack
-  int mr;              // rows, 1..kMaxMr
-  const void* b;       // B panel, advanced to k-pair kp0
-  bool b16;            // B panel holds int16 (S16 weights) instead of int8
-  int64_t kc;          // k-pairs to sum
-  int32_t* tile;       // [mr][16] int32 results (overwritten)
+// How B is stored in a panel: for each k-group g, for each of the nr columns j, kr weights
+// B[n0 + j, g * kr + i] (i < kr), each b_bytes wide. K is padded to whole groups and N to
+// whole panels with zeros. With minus128_as_127 (the sign trick, below), an int8 weight of
+// -128 is stored as -127 and listed in PackedPanels::minus128 for a correction.
+struct PanelFormat {
+  int kr = 2;
+  int b_bytes = 1;
+  int nr = 16;
+  bool minus128_as_127 = false;
+  friend bool operator==(const PanelFormat&, const PanelFormat&) = default;
 };
 
-using TileKernel = void (*)(const TileArgs&);
+// How a micro-panel of A is stored: for each k-group g, for each of the mr rows r, the
+// group's kr values of row r (k past K is 0). Rows past the block are not written: a
+// kernel reads only the tile's real rows (TileArgs::rows).
+enum class APacking : uint8_t {
+  Pairs16,       // int16 values (u8, s8 or s16 A): vpmaddwd / vpdpwssd pairs
+  Quads8,        // uint8 values: u8 A as is, s8 A plus 128 (the driver subtracts 128 * colsum[n])
+  Quads8SignAbs, // per row 8 bytes: the 4 int8 values of A, then their absolute values
+};
 
-void tile_scalar(const TileArgs& t);
-void tile_avx2(const TileArgs& t);
+// B packed in one format, with what the kernels need besides the panels.
+struct PackedPanels {
+  PanelFormat format;
+  int64_t panels = 0;                  // ceil(N / nr)
+  int64_t groups = 0;                  // ceil(K / kr)
+  std::vector<int8_t> data;            // panels * groups * nr * kr * b_bytes bytes
+  std::vector<std::pair<int32_t, int32_t>> minus128;  // (n, k) of the -128 weights (sign trick)
+  // -128 * colsum[n], which a product with s8 A shifted to u8 (APacking::Quads8) starts
+  // from; the int32 copy only where every entry fits.
+  std::vector<int64_t> shift_comp64;
+  std::vector<int32_t> shift_comp32;
 
-// The kernel for this instruction set (the AVX-512 machines use the AVX2 kernel until a
-// VNNI kernel exists).
-TileKernel tile_kernel_for(Isa isa);
+  const int8_t* panel(int64_t p) const {
+    return data.data() + p * groups * format.nr * format.kr * format.b_bytes;
+  }
+};
 
-// The largest number of k-pairs whose int32 partial sums cannot overflow for these types
-// (at most 256, so a B panel slice of 8-16 KiB stays in L1), and whether the whole K fits in int32. S16 x S16
-// is not supported (one pair can reach 2^31), so these are only asked for other pairs.
-int64_t block_pairs(IntType a, IntType b);
+// One micro-kernel call: the sums of `groups` k-groups for an mr x nr tile.
+struct TileArgs {
+  const void* a;        // A micro-panel, at the block's first group
+  const void* b;        // B panel, at the block's first group
+  int64_t groups;       // k-groups to sum
+  int rows;             // rows of the tile that are real (1..mr)
+  int cols;             // columns of the tile that are real (1..nr)
+  int32_t* c;           // tile [rows][cols], row stride ldc
+  int64_t ldc;
+  bool accumulate;      // c += sums; else c = init[j] + sums (init may be null: 0)
+  const int32_t* init;  // per column of the tile
+};
+
+struct MicroKernel {
+  const char* name;     // what it is: family, instruction, operand types, tile
+  int mr;
+  APacking a;
+  PanelFormat b;
+  void (*run)(const TileArgs&);
+  // Bytes of a B panel per k-block: the slice every row group of an A block reuses. Small
+  // enough for L1 when the kernel reads B from L1 (AVX2), up to L2 when it prefetches B
+  // itself and fewer passes over C pay more (AVX-512: one pass for K up to 2048).
+  int64_t kc_bytes;
+};
+
+// The kernels of one family, one per operand pair (A type x B type). S16 x S16 is not
+// supported (one pair of products can reach 2^31).
+struct GemmKernels {
+  const MicroKernel* u8s8;
+  const MicroKernel* s8s8;
+  const MicroKernel* s16s8;
+  const MicroKernel* x8s16;  // u8 or s8 A, s16 B
+};
+
+// Best first, one entry per family (registry.cpp).
+cpu_detail::KernelRegistry<GemmKernels>& registry();
+
+// The micro-kernel the active features select for these operand types.
+cpu_detail::Picked<const MicroKernel*> pick_kernel(IntType a, IntType b);
+
+// The scalar micro-kernel: any format, the reference every family's kernels must match.
+void tile_scalar(const MicroKernel& layout, const TileArgs& t);
+
+// Packs rows [row0, row0 + rows) and k-groups [g0, g0 + groups) of A into micro-panels of
+// the kernel's mr rows (the last one padded), one after another.
+void pack_a(const MicroKernel& k, const MatrixView& a, int64_t row0, int64_t rows, int64_t g0, int64_t groups,
+            std::vector<int8_t>& out);
+// Bytes of one packed A micro-panel per k-group.
+int64_t a_group_bytes(const MicroKernel& k);
+
+// The largest number of k-groups whose int32 partial sums cannot overflow for these types
+// and kr; and whether the whole K fits in int32.
+int64_t max_block_groups(IntType a, IntType b, int kr);
 bool fits_int32(IntType a, IntType b, int64_t k);
+int64_t max_abs(IntType t);
 
+}  // namespace fixq::gemm_detail
+
+// Each family's table, defined in its own file (kernels_<family>.cpp); the *_emulated
+// ones exist only in the tests' SIMDe build (src/cpu/x86.h).
+namespace fixq::gemm_detail {
+namespace scalar { extern const GemmKernels kGemm; }
+namespace avx2 { extern const GemmKernels kGemm; }
+namespace avx512 { extern const GemmKernels kGemm; }
+namespace avx512_emulated { extern const GemmKernels kGemm; }
 }  // namespace fixq::gemm_detail

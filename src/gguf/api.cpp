@@ -11,10 +11,10 @@ namespace fixq::gguf {
 
 namespace {
 
-const detail::FormatKernels& active_kernels(Type type) { return detail::kernels_for(type, active_isa()); }
+detail::FormatKernels active_kernels(Type type) { return detail::active_kernels(type); }
 
 int64_t first_nonfinite(const float* x, int64_t n) {
-  return active_isa() == Isa::Scalar ? detail::first_nonfinite_ref(x, n) : detail::first_nonfinite_avx2(x, n);
+  return detail::registry().pick([](const detail::GgufKernels& k) { return k.first_nonfinite; }).kernel(x, n);
 }
 
 std::string describe(float v) {

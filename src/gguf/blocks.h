@@ -16,7 +16,9 @@ static_assert(std::endian::native == std::endian::little, "GGUF blocks are littl
 namespace fixq::gguf::detail {
 
 inline constexpr int kQK = 32;    // elements of a legacy (Q4_0 ... Q8_1), IQ4_NL or MXFP4 block
-inline constexpr int kQK_K = 256;  // elements of a K-quant super-block
+inline constexpr int kQK_K = 256;  // elements of a K-quant super-block (and of IQ4_XS, TQ1_0, TQ2_0)
+inline constexpr int kQKNvfp4 = 64;     // elements of an NVFP4 block
+inline constexpr int kQKNvfp4Sub = 16;  // elements per UE4M3 scale of an NVFP4 block
 
 // value = (q - 8) * d; qs[j] holds element j (low nibble) and j + 16 (high nibble).
 struct BlockQ4_0 {
@@ -126,6 +128,48 @@ struct BlockMxfp4 {
 };
 static_assert(sizeof(BlockMxfp4) == 17);
 
+// 8 sub-blocks of 32, each with a 6-bit scale code ls: value = d * (ls - 32) * kIq4nlValues[q].
+// ls of sub-block i: low 4 bits in scales_l[i / 2] (low nibble for even i, high for odd),
+// high 2 bits at bits 2i of scales_h; qs: 16 bytes per sub-block, nibbles packed as Q4_0.
+struct BlockIq4Xs {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[kQK_K / 64];
+  uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockIq4Xs) == 136);
+static_assert(offsetof(BlockIq4Xs, scales_h) == 2 && offsetof(BlockIq4Xs, scales_l) == 4 &&
+              offsetof(BlockIq4Xs, qs) == 8);
+
+// Ternary values t in {-1, 0, 1} as codes t + 1, value = (code - 1) * d. Five codes per qs
+// byte (base 3, first most significant, scaled to ceil(v * 256 / 243)) and four per qh byte
+// (followed by a zero digit): qs[m] (m < 32) holds elements m + 32n, qs[32 + m] holds
+// 160 + m + 16n, qh[j] holds 240 + j + 4n.
+struct BlockTq1_0 {
+  uint8_t qs[(kQK_K - 4 * kQK_K / 64) / 5];
+  uint8_t qh[kQK_K / 64];
+  uint16_t d;
+};
+static_assert(sizeof(BlockTq1_0) == 54);
+static_assert(offsetof(BlockTq1_0, qh) == 48 && offsetof(BlockTq1_0, d) == 52);
+
+// Ternary codes t + 1 in 2 bits: byte 32c + m holds element 128c + 32n + m at bits 2n.
+struct BlockTq2_0 {
+  uint8_t qs[kQK_K / 4];
+  uint16_t d;
+};
+static_assert(sizeof(BlockTq2_0) == 66);
+static_assert(offsetof(BlockTq2_0, d) == 64);
+
+// Four sub-blocks of 16, each with a UE4M3 scale d[s]: value = kMxfp4Values[q] * ue4m3_half(d[s]).
+// Sub-block s has 8 qs bytes at 8s: element j in the low nibble of byte j, j + 8 in its high one.
+struct BlockNvfp4 {
+  uint8_t d[kQKNvfp4 / kQKNvfp4Sub];
+  uint8_t qs[kQKNvfp4 / 2];
+};
+static_assert(sizeof(BlockNvfp4) == 36);
+static_assert(offsetof(BlockNvfp4, qs) == 4);
+
 template <class Block>
 static inline Block load_block(const std::byte* p) {
   Block b;
@@ -157,6 +201,14 @@ static inline void scale_min_k4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m
 static inline int q3_k_scale(const uint8_t* scales, int j) {
   const int low = j < 8 ? scales[j] & 0xF : scales[j - 8] >> 4;
   return low | (((scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4);
+}
+
+// Digit n (0 = most significant, n <= 4) of a TQ1_0 byte b: ggml's
+// ((uint8_t)(b * 3^n) * 3) >> 8, which is in {0, 1, 2} for every byte.
+static inline int tq1_digit(uint8_t b, int n) {
+  constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+  const auto q = static_cast<uint8_t>(b * kPow3[n]);
+  return (q * 3) >> 8;
 }
 
 }  // namespace fixq::gguf::detail

@@ -1,5 +1,6 @@
 // Reference dequantizers of every format: ggml's dequantize_row_*, with its float
-// association (e.g. Q6_K is (d * sc) * q, Q4_K is (d * sc) * q - dmin * m).
+// association (e.g. Q6_K is (d * sc) * q, Q4_K is (d * sc) * q - dmin * m, IQ4_XS is
+// (d * (ls - 32)) * value).
 #include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
 #include "gguf/kernels.h"
@@ -178,6 +179,61 @@ void dequantize_mxfp4_ref(const std::byte* in, int64_t n_blocks, float* y) {
     for (int j = 0; j < kQK / 2; ++j) {
       y[j] = to_f32(kMxfp4Values[b.qs[j] & 0xF]) * d;
       y[j + kQK / 2] = to_f32(kMxfp4Values[b.qs[j] >> 4]) * d;
+    }
+  }
+}
+
+void dequantize_iq4_xs_ref(const std::byte* in, int64_t n_blocks, float* y) {
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockIq4Xs)) {
+    const auto b = load_block<BlockIq4Xs>(in);
+    const float d = fp16_to_fp32(b.d);
+    for (int ib = 0; ib < kQK_K / 32; ++ib, y += 32) {
+      const int ls = ((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((b.scales_h >> (2 * ib)) & 3) << 4);
+      const float dl = d * to_f32(ls - 32);
+      const uint8_t* qs = b.qs + 16 * ib;
+      for (int j = 0; j < 16; ++j) {
+        y[j] = dl * to_f32(kIq4nlValues[qs[j] & 0xF]);
+        y[j + 16] = dl * to_f32(kIq4nlValues[qs[j] >> 4]);
+      }
+    }
+  }
+}
+
+// Element order: qs[0..31] digits 0..4 (elements 32n + m), qs[32..47] digits 0..4 (160 +
+// 16n + m), qh digits 0..3 (240 + 4n + j); every byte holds valid digits.
+void dequantize_tq1_0_ref(const std::byte* in, int64_t n_blocks, float* y) {
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockTq1_0)) {
+    const auto b = load_block<BlockTq1_0>(in);
+    const float d = fp16_to_fp32(b.d);
+    for (int n = 0; n < 5; ++n)
+      for (int m = 0; m < 32; ++m) *y++ = to_f32(tq1_digit(b.qs[m], n) - 1) * d;
+    for (int n = 0; n < 5; ++n)
+      for (int m = 0; m < 16; ++m) *y++ = to_f32(tq1_digit(b.qs[32 + m], n) - 1) * d;
+    for (int n = 0; n < 4; ++n)
+      for (int j = 0; j < 4; ++j) *y++ = to_f32(tq1_digit(b.qh[j], n) - 1) * d;
+  }
+}
+
+// Code 3 (never written by the quantizer) reads as value 2 * d, as in ggml.
+void dequantize_tq2_0_ref(const std::byte* in, int64_t n_blocks, float* y) {
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockTq2_0)) {
+    const auto b = load_block<BlockTq2_0>(in);
+    const float d = fp16_to_fp32(b.d);
+    for (int c = 0; c < 2; ++c)
+      for (int n = 0; n < 4; ++n)
+        for (int m = 0; m < 32; ++m) *y++ = to_f32(((b.qs[32 * c + m] >> (2 * n)) & 3) - 1) * d;
+  }
+}
+
+void dequantize_nvfp4_ref(const std::byte* in, int64_t n_blocks, float* y) {
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockNvfp4)) {
+    const auto b = load_block<BlockNvfp4>(in);
+    for (int s = 0; s < kQKNvfp4 / kQKNvfp4Sub; ++s, y += kQKNvfp4Sub) {
+      const float d = ue4m3_half(b.d[s]);
+      for (int j = 0; j < 8; ++j) {
+        y[j] = to_f32(kMxfp4Values[b.qs[8 * s + j] & 0xF]) * d;
+        y[j + 8] = to_f32(kMxfp4Values[b.qs[8 * s + j] >> 4]) * d;
+      }
     }
   }
 }

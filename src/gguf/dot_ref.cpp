@@ -5,6 +5,10 @@
 //   q5_0.q8_0           sumf += (dx * dy) * float(sumi)
 //   q4_1/q5_1.q8_1      sumf += (dx * dy) * float(sumi) + mx * sy
 //   iq4_nl/mxfp4.q8_0   sumf += (dy * dx) * float(sumi)
+//   nvfp4.q8_0          per sub-block of 16: sumf += (dy * d_sub) * float(sumi)
+//   iq4_xs.q8_K         per sub-block of 32: sumf += ((dx * dy) * float(ls - 32)) * float(sumi)
+//   tq1_0.q8_K          sumf += float(sumi) * (dx * dy)
+//   tq2_0.q8_K          sumf += float(sumi) * (dy * dx)
 //   q2_K.q8_K           sumf += dall * float(isum) - dmin * float(summs)
 //   q3_K..q6_K.q8_K     eight int32 lanes (element index mod 8) of scale * q8 * q per
 //                       super-block; sums[l] += (dx * dy) * float(lane[l]); Q4_K/Q5_K also
@@ -145,6 +149,77 @@ float dot_iq4_nl_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_bloc
 
 float dot_mxfp4_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
   return dot_table_q8_0<BlockMxfp4>(x, y, n_blocks, kMxfp4Values, [](const BlockMxfp4& b) { return e8m0_half(b.e); });
+}
+
+// Each Q8_0 block holds two NVFP4 sub-blocks: 16 q8 values against the 8 low nibbles then
+// the 8 high nibbles of the sub-block's bytes.
+float dot_nvfp4_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockNvfp4), y += 2 * sizeof(BlockQ8_0)) {
+    const auto bx = load_block<BlockNvfp4>(x);
+    for (int s = 0; s < kQKNvfp4 / kQKNvfp4Sub; ++s) {
+      const auto by = load_block<BlockQ8_0>(y + (s / 2) * sizeof(BlockQ8_0));
+      const int8_t* q8 = by.qs + 16 * (s % 2);
+      int sumi = 0;
+      for (int j = 0; j < 8; ++j)
+        sumi += q8[j] * kMxfp4Values[bx.qs[8 * s + j] & 0xF] + q8[j + 8] * kMxfp4Values[bx.qs[8 * s + j] >> 4];
+      sumf += fp16_to_fp32(by.d) * ue4m3_half(bx.d[s]) * to_f32(sumi);
+    }
+  }
+  return sumf;
+}
+
+float dot_iq4_xs_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockIq4Xs), y += sizeof(BlockQ8_K)) {
+    const auto bx = load_block<BlockIq4Xs>(x);
+    const auto by = load_block<BlockQ8_K>(y);
+    const float d4d8 = fp16_to_fp32(bx.d) * by.d;
+    for (int ib = 0; ib < kQK_K / 32; ++ib) {
+      const int ls = ((bx.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((bx.scales_h >> (2 * ib)) & 3) << 4);
+      const uint8_t* qs = bx.qs + 16 * ib;
+      const int8_t* q8 = by.qs + 32 * ib;
+      int sumi = 0;
+      for (int j = 0; j < 16; ++j) sumi += q8[j] * kIq4nlValues[qs[j] & 0xF] + q8[j + 16] * kIq4nlValues[qs[j] >> 4];
+      sumf += d4d8 * to_f32(ls - 32) * to_f32(sumi);
+    }
+  }
+  return sumf;
+}
+
+float dot_tq1_0_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockTq1_0), y += sizeof(BlockQ8_K)) {
+    const auto bx = load_block<BlockTq1_0>(x);
+    const auto by = load_block<BlockQ8_K>(y);
+    // The digits in element order (as dequantize_tq1_0_ref lists them).
+    int8_t t[kQK_K];
+    int e = 0;
+    for (int n = 0; n < 5; ++n)
+      for (int m = 0; m < 32; ++m) t[e++] = static_cast<int8_t>(tq1_digit(bx.qs[m], n) - 1);
+    for (int n = 0; n < 5; ++n)
+      for (int m = 0; m < 16; ++m) t[e++] = static_cast<int8_t>(tq1_digit(bx.qs[32 + m], n) - 1);
+    for (int n = 0; n < 4; ++n)
+      for (int j = 0; j < 4; ++j) t[e++] = static_cast<int8_t>(tq1_digit(bx.qh[j], n) - 1);
+    int sumi = 0;
+    for (int k = 0; k < kQK_K; ++k) sumi += t[k] * by.qs[k];
+    sumf += to_f32(sumi) * (fp16_to_fp32(bx.d) * by.d);
+  }
+  return sumf;
+}
+
+float dot_tq2_0_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockTq2_0), y += sizeof(BlockQ8_K)) {
+    const auto bx = load_block<BlockTq2_0>(x);
+    const auto by = load_block<BlockQ8_K>(y);
+    int sumi = 0;
+    for (int c = 0; c < 2; ++c)
+      for (int n = 0; n < 4; ++n)
+        for (int m = 0; m < 32; ++m) sumi += by.qs[128 * c + 32 * n + m] * (((bx.qs[32 * c + m] >> (2 * n)) & 3) - 1);
+    sumf += to_f32(sumi) * (by.d * fp16_to_fp32(bx.d));
+  }
+  return sumf;
 }
 
 float dot_q2_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks) {

@@ -6,8 +6,10 @@
 // linker can never hand a scalar TU a copy compiled with -mavx2.
 #pragma once
 
+#include <array>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -92,6 +94,58 @@ static inline uint8_t x86_float_to_u8(float v) {
 static inline float e8m0_half(uint8_t e) {
   if (e < 2) return std::bit_cast<float>(0x00200000u << e);
   return std::bit_cast<float>(static_cast<uint32_t>(e - 1) << 23);
+}
+
+// An NVFP4 scale: UE4M3 (unsigned, 4 exponent bits of bias 7, 3 mantissa bits) decoded and
+// halved, as ggml's ggml_ue4m3_to_fp32 returns it (the half pairs with the doubled E2M1
+// values of kMxfp4Values). Codes 0 and 0x7F (UE4M3's NaN) give 0; bit 7 is ignored
+// otherwise, so 0xFF decodes as 240. Every value (m * 2^-10, or (8 + m) * 2^(e - 11)) is exact.
+static constexpr float ue4m3_half(uint8_t code) {
+  if (code == 0 || code == 0x7F) return 0.0f;
+  const int e = (code >> 3) & 0xF, m = code & 7;
+  float v = static_cast<float>(e == 0 ? m : 8 + m);
+  for (int p = e == 0 ? -10 : e - 11; p < 0; ++p) v *= 0.5f;
+  for (int p = e == 0 ? -10 : e - 11; p > 0; --p) v *= 2.0f;
+  return v;
+}
+
+// ue4m3_half of every code, for kernels that look the scales up.
+inline constexpr auto kUe4m3Half = [] {
+  std::array<float, 256> t{};
+  for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = ue4m3_half(static_cast<uint8_t>(c));
+  return t;
+}();
+
+// ggml's ggml_fp32_to_ue4m3 (only called with amax / 6, a finite value >= 0): 0 for x <= 0;
+// x clamped to 448; below 2^-6 the subnormal code trunc(x * 512 + 0.5) in [0, 7] (so x just
+// under 2^-6 saturates to 7, not to the normal 2^-6); otherwise the top three mantissa bits
+// rounded half up on the fourth, a carry bumping the exponent; exponents of 15 and up give
+// 0x7E (448, what ggml uses as the largest code).
+static inline uint8_t fp32_to_ue4m3(float x) {
+  if (!(x > 0.0f)) return 0;
+  if (x > 448.0f) x = 448.0f;
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  int e = static_cast<int>((bits >> 23) & 0xFF) - 127 + 7;
+  if (e <= 0) {
+    const int m = static_cast<int>(x * 512.0f + 0.5f);  // < 8.5, so the conversion is defined
+    return static_cast<uint8_t>(m > 7 ? 7 : m);
+  }
+  if (e >= 15) return 0x7E;
+  int m = static_cast<int>((bits >> 20) & 7) + static_cast<int>((bits >> 19) & 1);
+  if (m > 7) {
+    m = 0;
+    if (++e >= 15) return 0x7E;
+  }
+  return static_cast<uint8_t>((e << 3) | m);
+}
+
+// ggml's ternary code `int xi = lroundf(v) + 1` (TQ1_0, TQ2_0) for v = x * (1 / amax):
+// ties away from zero. Where 1 / amax overflows (amax below ~2.9e-39) v is +-inf or NaN;
+// glibc's lroundf returns LONG_MIN for those on x86-64, and the long -> int conversion keeps
+// the low 32 bits of LONG_MIN + 1, i.e. 1: the zero digit.
+static inline int ternary_code(float v) {
+  if (!(std::fabs(v) < 0x1p62f)) return 1;
+  return static_cast<int>(static_cast<uint32_t>(static_cast<uint64_t>(std::llround(v)) + 1u));
 }
 
 // ggml's GROUP_MAX_EPS: a group whose |x| max is below it counts as all zero.

@@ -5,10 +5,11 @@
 // bytes / bits of its scalar reference (`_ref`), which in turn reproduces ggml.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
-#include "fixq/cpu.h"
+#include "cpu/registry.h"
 #include "fixq/gguf.h"
 
 namespace fixq::gguf::detail {
@@ -25,8 +26,24 @@ struct FormatKernels {
   DotFn dot;  // null for formats without a dot product (Q8_1, Q8_K)
 };
 
-// The kernels of `type` for an instruction set (Avx512 runs the AVX2 kernels).
-const FormatKernels& kernels_for(Type type, Isa isa);
+inline constexpr std::size_t kTypeCount = 18;  // every Type (type_table.cpp checks it)
+
+// One instruction-set family's kernels: per format (indexed by Type), and the finiteness
+// scan of quantize's input. A null kernel is inherited from the next family (registry.h).
+struct GgufKernels {
+  std::array<FormatKernels, kTypeCount> format;
+  int64_t (*first_nonfinite)(const float* x, int64_t n);
+};
+
+// Each family's table, in its own file (table_<family>.cpp).
+namespace scalar { extern const GgufKernels kGguf; }
+namespace avx2 { extern const GgufKernels kGguf; }
+
+// Best first, one entry per family (registry.cpp).
+cpu_detail::KernelRegistry<GgufKernels>& registry();
+
+// The active kernels for one format, each operation picked on its own.
+FormatKernels active_kernels(Type type);
 
 // The floating-point fields of a block: byte offsets of its n_f16 fp16 fields (d, m,
 // dmin, s) and of its float32 field (Q8_K's d; -1 if none).
@@ -55,7 +72,11 @@ void quantize_q5_k_ref(const float* x, int64_t n_blocks, std::byte* out);
 void quantize_q6_k_ref(const float* x, int64_t n_blocks, std::byte* out);
 void quantize_q8_k_ref(const float* x, int64_t n_blocks, std::byte* out);
 void quantize_iq4_nl_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_iq4_xs_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_tq1_0_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_tq2_0_ref(const float* x, int64_t n_blocks, std::byte* out);
 void quantize_mxfp4_ref(const float* x, int64_t n_blocks, std::byte* out);
+void quantize_nvfp4_ref(const float* x, int64_t n_blocks, std::byte* out);
 
 void dequantize_q4_0_ref(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_q4_1_ref(const std::byte* in, int64_t n_blocks, float* out);
@@ -70,7 +91,11 @@ void dequantize_q5_k_ref(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_q6_k_ref(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_q8_k_ref(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_iq4_nl_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_iq4_xs_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_tq1_0_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_tq2_0_ref(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_mxfp4_ref(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_nvfp4_ref(const std::byte* in, int64_t n_blocks, float* out);
 
 float dot_q4_0_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_q4_1_q8_1_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
@@ -83,7 +108,11 @@ float dot_q4_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks
 float dot_q5_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_q6_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_iq4_nl_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_iq4_xs_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_tq1_0_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_tq2_0_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_mxfp4_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_nvfp4_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
 
 // ---- AVX2 (+FMA, F16C, BMI2) kernels, bit-identical to the references
 void quantize_q8_0_avx2(const float* x, int64_t n_blocks, std::byte* out);
@@ -103,7 +132,11 @@ void dequantize_q5_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_q6_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_q8_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_iq4_nl_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_iq4_xs_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_tq1_0_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_tq2_0_avx2(const std::byte* in, int64_t n_blocks, float* out);
 void dequantize_mxfp4_avx2(const std::byte* in, int64_t n_blocks, float* out);
+void dequantize_nvfp4_avx2(const std::byte* in, int64_t n_blocks, float* out);
 
 float dot_q4_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_q4_1_q8_1_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
@@ -116,6 +149,10 @@ float dot_q4_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_block
 float dot_q5_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_q6_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_iq4_nl_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_iq4_xs_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_tq1_0_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_tq2_0_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
 float dot_mxfp4_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+float dot_nvfp4_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
 
 }  // namespace fixq::gguf::detail

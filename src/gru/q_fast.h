@@ -1,45 +1,43 @@
 // Private: the vectorised integer time loop of one GRU cell (the fast path).
 //
-// It computes exactly the integers of the reference loop (q_step_intonly.cpp), eight hidden
-// units per AVX2 vector in int32 lanes. int32 lanes are exact only when every intermediate
-// provably fits, so build_fast_plan() derives, once per cell, the interval of every
-// intermediate from the operators' integer ranges and the fixed-point scales, and returns
+// It computes exactly the integers of the reference loop (q_step_intonly.cpp), many hidden
+// units per vector in int32 lanes: 8 per AVX2 register, 16 per AVX-512 register. int32
+// lanes are exact only when every intermediate provably fits, so build_fast_plan()
+// evaluates the unit update (q_unit_update.h) on intervals, once per cell, and returns
 // nothing when one interval leaves int32; run_cell then uses the reference for that cell.
 // Two rewrites keep the lanes exact without changing any result:
 //   * requantizing a GEMM accumulator, y = sat(R(v) + zp), depends on v only inside the
 //     window [lo, hi] where y is not yet saturated (R is monotone), so v is first clamped
 //     to that window, which fits int32 even when v itself is an int64 accumulator;
 //   * a product that may leave int32 is formed in 64 bits and rounded there (power-of-two
-//     plans) or split into high and low parts times the multiplier (multiplier plans).
+//     plans) or split into high and low parts times the multiplier (multiplier plans),
+//     arith/lane_scale.h.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "arith/lane_scale.h"
+#include "cpu/registry.h"
 #include "gru/q_plan.h"
-#include "gru/q_s8_gemm.h"
 
 namespace fixq::gru_detail {
 
-// A FixedPointScale as lanes evaluate it: y = round_half_up(x * m * 2^left / 2^right).
-// Power-of-two plans have m == 1; multiplier plans have left == 0 and right in [1, 62]
-// (a scale whose shift exceeds 62 contributes 0 for every int32 input, stored as m == 0).
-struct LaneScale {
-  int32_t m = 1;
-  int32_t left = 0;
-  int32_t right = 0;
-  // Power-of-two right shifts (<= 30) whose inputs leave room for the rounding constant:
-  // (x + 2^(right-1)) >> right then cannot overflow int32 and takes two lane operations.
-  bool add_then_shift = false;
-};
+// Hidden units are padded to whole vectors of the widest family (AVX-512: 16 int32).
+inline constexpr int64_t kLanePadding = 16;
 
 // Requantization of one GEMM output row n to an operator: sat(R_n(clamp(acc - comp_n)) + zp).
 struct RequantRows {
   bool pow2 = true;
   std::vector<int64_t> comp;     // zp_a * colsum[n]
+  std::vector<int32_t> comp32;   // the same where it fits int32 (int32 accumulators), else empty
   std::vector<int32_t> lo, hi;   // the window where the output is not saturated yet
-  std::vector<int32_t> m, left, right;
+  // The lane form of R_n (arith/lane_scale.h) with right_m1 = max(right - 1, 0) and
+  // bit = min(right, 1) precomputed for the power-of-two lanes.
+  std::vector<int32_t> m, left, right, right_m1, bit;
   int32_t zp = 0;
   IntRange out;
 };
@@ -48,40 +46,57 @@ struct FastPlan {
   bool pow2 = true;      // every scale a pure shift
   bool acc64_x = false;  // the GEMM accumulators need int64 (16-bit activations)
   bool acc64_h = false;
-  int64_t hp = 0;        // hidden size rounded up to whole vectors of 8 lanes
-  RequantRows wx, rh;    // [3H + 8] rows (the last 8 are benign padding)
-  // int8 x int8 products run on the vpmaddubsw kernel (q_s8_gemm.h): W when x is int8,
-  // R when h is int8; else the general GEMM.
-  std::optional<S8Weights> w8, r8;
-  // The per-tensor scales of the unit update, in the order of q_step_intonly.cpp.
-  LaneScale wx_to_z, rh_to_z, wx_to_r, rh_to_r, rh_to_rhab, wx_to_g, rrh_to_g, rrh_mul, old_mul, new_mul, old_to_h,
-      new_to_h;
-  // Products whose value can leave int32: computed in 64-bit lanes (apply_wide_*).
-  bool wide_rrh = false, wide_old = false, wide_new = false;
-  // Per unit [hp]: bias plus the target's zero point.
-  std::vector<int32_t> c_z, c_r, c_rhab, c_g;
+  int64_t hp = 0;        // hidden size rounded up to kLanePadding
+  RequantRows wx, rh;    // [3H + kLanePadding] rows (the last ones benign padding)
+  // The lane form of each ratio of the unit update, and whether its product is wide.
+  std::array<LaneScale, kUnitScales> lane{};
+  std::array<bool, kUnitScales> wide{};
+  // Per unit [hp]: each bias plus its target's zero point ([UnitBias]).
+  std::array<std::vector<int32_t>, 4> bias;
 };
 
 // The fast plan of a cell, or nothing when an intermediate could leave int32 lanes.
 std::optional<FastPlan> build_fast_plan(const CellPlan& plan);
 
-// Same contract as run_cell (q_plan.h), computed with the AVX2 kernels.
-void run_cell_fast(const CellPlan& plan, const FastPlan& fast, const void* q_x, int64_t steps, int64_t batch,
-                   const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
+// One instruction-set family's lane kernels (q_fast_<family>.cpp). A family prepares, once
+// per run, a state of its own (broadcast constants, per-row scales) that the per-step
+// kernels read.
+struct GruLaneKernels {
+  const char* name;
+  int lanes;            // int32 per vector
+  size_t state_bytes;   // the prepared state's size (64-byte aligned storage)
+  void (*prepare)(const CellPlan& plan, const FastPlan& fast, void* state);
+  // One row of Wx accumulators (3H, int32 or int64) requantized: out[g * hp + j] for the
+  // three gates g and j < hp (lanes past H read padding; their results are ignored).
+  void (*requant_wx_s32)(const void* state, const int32_t* acc, int32_t* out);
+  void (*requant_wx_s64)(const void* state, const int64_t* acc, int32_t* out);
+  // One batch item's step: its Rh accumulators requantized, the unit update with its
+  // requantized Wx row [3 * hp] and its state h (H values in h's storage type), and h'
+  // written to y (H values, storage type).
+  void (*step_s32)(const void* state, const int32_t* rh_acc, const int32_t* wx, const void* h, void* y);
+  void (*step_s64)(const void* state, const int64_t* rh_acc, const int32_t* wx, const void* h, void* y);
+};
 
-// The AVX2 kernels (q_fast_avx2.cpp).
-namespace avx2 {
-// out[g * hp + j] = requantized acc[g * H + j] for the three gates g and j < hp (rows past
-// 3H read the padding of acc and rows, whose results are ignored).
-void requant_rows_s32(const RequantRows& r, int64_t H, int64_t hp, const int32_t* acc, int32_t* out);
-void requant_rows_s64(const RequantRows& r, int64_t H, int64_t hp, const int64_t* acc, int32_t* out);
-// State rows between their storage (int8 / int16) and int32 lanes; narrow expects values
-// inside the storage type (they are saturated to h's range).
-void widen(const void* q, IntType t, int64_t n, int32_t* out);
-void narrow(const int32_t* v, int64_t n, IntType t, void* out);
-// The unit update of q_step_intonly.cpp for units [0, hp): wx, rh [3 * hp], h [hp] -> h_new [hp].
-void update_units(const CellPlan& plan, const FastPlan& fast, const int32_t* wx, const int32_t* rh, const int32_t* h,
-                  int32_t* h_new);
-}  // namespace avx2
+// A family's table: its lane kernels, or null to inherit the next family's. The scalar
+// family has none: the reference loop is its path.
+struct GruKernels {
+  const GruLaneKernels* lanes;
+};
+
+namespace avx2 { extern const GruKernels kGru; }
+namespace avx512 { extern const GruKernels kGru; }
+namespace avx512_emulated { extern const GruKernels kGru; }
+
+// Best first, one entry per family (q_run.cpp).
+cpu_detail::KernelRegistry<GruKernels>& registry();
+
+// The lane kernels the active features select, or null: the reference loop.
+const GruLaneKernels* active_lane_kernels();
+// Their name, or the reference loop's.
+std::string fast_kernel_name();
+
+// Same contract as run_cell (q_plan.h), computed with the given lane kernels.
+void run_cell_fast(const GruLaneKernels& k, const CellPlan& plan, const FastPlan& fast, const void* q_x, int64_t steps,
+                   int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
 
 }  // namespace fixq::gru_detail

@@ -1,10 +1,11 @@
 // The time loop of the fast path: the same order of work as run_cell_reference
 // (q_step_intonly.cpp): Wx for every step in one GEMM, then per step the recurrent GEMM of
-// the whole batch and the vectorised unit update. Accumulators stay raw (int32 or int64)
-// and are requantized by the AVX2 kernels instead of the GEMM's scalar epilogue.
+// the whole batch and, per batch item, the family's step kernel (requantization of Rh and
+// the vectorised unit update). Everything that does not change from step to step (the
+// GEMMs' kernels and panels, the lane constants) is looked up or prepared once.
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
+#include <new>
 
 #include "gemm/driver.h"
 #include "gru/q_fast.h"
@@ -22,87 +23,75 @@ void grow(std::vector<T>& v, size_t n) {
   if (v.size() < n) v.resize(n, T{0});
 }
 
-struct Scratch {
-  std::vector<int32_t> acc32;
-  std::vector<int64_t> acc64;
-  std::vector<int8_t> a8;  // int8 rows padded to whole quads for the s8 kernel
-};
-
-// Raw accumulators of rows [r0, r0 + rows) of a: the s8 kernel when w8 is given.
-template <class Acc>
-void accumulate_rows(const MatrixView& a, int64_t r0, int64_t rows, const PackedB& b, const S8Weights* w8,
-                     Acc* acc, int64_t ldc, Scratch& scratch) {
-  const auto elem = static_cast<int64_t>(int_type_bytes(a.type));
-  const char* first = static_cast<const char*>(a.data) + r0 * a.stride * elem;
-  if constexpr (std::is_same_v<Acc, int32_t>) {
-    if (w8 != nullptr) {
-      const auto need = static_cast<size_t>(rows * w8->k4);
-      if (scratch.a8.size() < need) scratch.a8.resize(need, 0);  // padding meets zero weights
-      for (int64_t i = 0; i < rows; ++i) std::memcpy(&scratch.a8[static_cast<size_t>(i * w8->k4)], first + i * a.stride, static_cast<size_t>(a.cols));
-      s8_gemm_avx2(*w8, scratch.a8.data(), w8->k4, rows, acc, ldc);
-      return;
-    }
-  }
-  gemm_detail::accumulate(MatrixView{a.type, first, rows, a.cols, a.stride}, b, acc, ldc);
-}
-
-void requantized_product(const MatrixView& a, const PackedB& b, const S8Weights* w8, bool acc64, const RequantRows& r,
-                         int64_t H, int64_t hp, int32_t* out, Scratch& scratch) {
-  const int64_t ldc = 3 * H + 8;
-  const int64_t chunk = std::min(a.rows, kChunkRows);
-  // Padding columns (never written by the GEMM) feed only ignored lanes.
-  std::vector<int32_t>& acc32 = scratch.acc32;
-  std::vector<int64_t>& acc64v = scratch.acc64;
-  const auto need = static_cast<size_t>(chunk * ldc);
-  if (acc64 && acc64v.size() < need) acc64v.resize(need, 0);
-  if (!acc64 && acc32.size() < need) acc32.resize(need, 0);
-  for (int64_t r0 = 0; r0 < a.rows; r0 += chunk) {
-    const int64_t rows = std::min(chunk, a.rows - r0);
-    if (acc64) accumulate_rows(a, r0, rows, b, w8, acc64v.data(), ldc, scratch);
-    else accumulate_rows(a, r0, rows, b, w8, acc32.data(), ldc, scratch);
-    for (int64_t i = 0; i < rows; ++i) {
-      int32_t* dst = out + (r0 + i) * 3 * hp;
-      if (acc64) avx2::requant_rows_s64(r, H, hp, acc64v.data() + i * ldc, dst);
-      else avx2::requant_rows_s32(r, H, hp, acc32.data() + i * ldc, dst);
-    }
-  }
+// A 64-byte aligned block of at least `bytes`, kept per thread between calls.
+void* state_storage(size_t bytes) {
+  thread_local std::vector<unsigned char> buf;
+  grow(buf, bytes + 64);
+  const auto at = reinterpret_cast<uintptr_t>(buf.data());
+  return buf.data() + ((64 - at % 64) % 64);
 }
 
 }  // namespace
 
-void run_cell_fast(const CellPlan& p, const FastPlan& f, const void* q_x, int64_t steps, int64_t batch,
-                   const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
+void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f, const void* q_x, int64_t steps,
+                   int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
   const int64_t H = p.hidden_size, C = p.input_size, hp = f.hp;
+  // Accumulator rows: 3H columns plus padding that only ignored lanes read.
+  const int64_t ldc = 3 * H + kLanePadding;
+  void* state = state_storage(k.state_bytes);
+  k.prepare(p, f, state);
   // Buffers are kept per thread between calls: fresh multi-megabyte allocations would cost
   // page faults on every forward (a streaming step calls this once per frame).
-  thread_local Scratch scratch;
-  thread_local std::vector<int32_t> wx;
+  thread_local std::vector<int32_t> acc32, wx;
+  thread_local std::vector<int64_t> acc64;
+
+  // Wx of every step, requantized to the Wx operator, in chunks of rows.
   grow(wx, static_cast<size_t>(steps * batch * 3 * hp));
-  if (steps * batch > 0)
-    requantized_product(MatrixView{p.x.storage, q_x, steps * batch, C, C}, p.w, f.w8 ? &*f.w8 : nullptr, f.acc64_x, f.wx, H, hp, wx.data(),
-                        scratch);
-  thread_local std::vector<int32_t> rh, h32, hn;
-  grow(rh, static_cast<size_t>(batch * 3 * hp));
-  grow(h32, static_cast<size_t>(batch * hp));  // lanes past H feed only ignored units
-  grow(hn, static_cast<size_t>(batch * hp));
+  const int64_t rows = steps * batch, chunk = std::min<int64_t>(std::max<int64_t>(rows, 1), kChunkRows);
+  if (rows > 0) {
+    const gemm_detail::BoundProduct wxp = gemm_detail::bind(p.x.storage, p.w);
+    const int64_t xbytes = int_type_bytes(p.x.storage);
+    if (f.acc64_x) grow(acc64, static_cast<size_t>(chunk * ldc));
+    else grow(acc32, static_cast<size_t>(chunk * ldc));
+    for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+      const int64_t n = std::min(chunk, rows - r0);
+      const MatrixView a{p.x.storage, static_cast<const char*>(q_x) + r0 * C * xbytes, n, C, C};
+      if (f.acc64_x) gemm_detail::accumulate(wxp, a, acc64.data(), ldc);
+      else gemm_detail::accumulate(wxp, a, acc32.data(), ldc);
+      for (int64_t i = 0; i < n; ++i) {
+        int32_t* out = wx.data() + (r0 + i) * 3 * hp;
+        if (f.acc64_x) k.requant_wx_s64(state, acc64.data() + i * ldc, out);
+        else k.requant_wx_s32(state, acc32.data() + i * ldc, out);
+      }
+    }
+  }
+
+  const gemm_detail::BoundProduct rhp = gemm_detail::bind(p.h.storage, p.r);
+  if (f.acc64_h) grow(acc64, static_cast<size_t>(batch * ldc));
+  else grow(acc32, static_cast<size_t>(batch * ldc));
   auto length = [&](int64_t b) { return lengths.empty() ? steps : lengths[static_cast<size_t>(b)]; };
   const int64_t hbytes = int_type_bytes(p.h.storage);
-
+  auto* h = static_cast<char*>(q_h);
+  auto* y = static_cast<char*>(q_y);
   for (int64_t i = 0; i < steps; ++i) {
-    requantized_product(MatrixView{p.h.storage, q_h, batch, H, H}, p.r, f.r8 ? &*f.r8 : nullptr, f.acc64_h, f.rh, H, hp, rh.data(), scratch);
+    const MatrixView hv{p.h.storage, q_h, batch, H, H};
+    if (f.acc64_h) gemm_detail::accumulate(rhp, hv, acc64.data(), ldc);
+    else gemm_detail::accumulate(rhp, hv, acc32.data(), ldc);
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t len = length(b);
       if (i >= len) continue;  // padding: not computed, output untouched
       const int64_t t = reverse ? len - 1 - i : i;
-      int32_t* hb = h32.data() + b * hp;
-      avx2::widen(static_cast<const char*>(q_h) + b * H * hbytes, p.h.storage, H, hb);
-      avx2::update_units(p, f, wx.data() + (t * batch + b) * 3 * hp, rh.data() + b * 3 * hp, hb, hn.data() + b * hp);
-      avx2::narrow(hn.data() + b * hp, H, p.h.storage, static_cast<char*>(q_y) + (t * batch + b) * H * hbytes);
+      const int32_t* wx_row = wx.data() + (t * batch + b) * 3 * hp;
+      char* y_row = y + (t * batch + b) * H * hbytes;
+      if (f.acc64_h) k.step_s64(state, acc64.data() + b * ldc, wx_row, h + b * H * hbytes, y_row);
+      else k.step_s32(state, acc32.data() + b * ldc, wx_row, h + b * H * hbytes, y_row);
     }
     // Commit the new states only after the whole batch read the old ones (Rh used them).
     for (int64_t b = 0; b < batch; ++b) {
-      if (i >= length(b)) continue;
-      avx2::narrow(hn.data() + b * hp, H, p.h.storage, static_cast<char*>(q_h) + b * H * hbytes);
+      const int64_t len = length(b);
+      if (i >= len) continue;
+      const int64_t t = reverse ? len - 1 - i : i;
+      std::memcpy(h + b * H * hbytes, y + (t * batch + b) * H * hbytes, static_cast<size_t>(H * hbytes));
     }
   }
 }

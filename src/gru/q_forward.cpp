@@ -9,6 +9,7 @@
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
+#include "gru/q_fast.h"
 #include "gru/q_model.h"
 
 namespace fixq {
@@ -107,7 +108,7 @@ bool QuantizedGru::bidirectional() const { return impl_->bidirectional; }
 
 std::vector<bool> QuantizedGru::vectorized_cells() const {
   std::vector<bool> v;
-  for (const CellPlan& p : impl_->plans) v.push_back(p.fast != nullptr && active_isa() != Isa::Scalar);
+  for (const CellPlan& p : impl_->plans) v.push_back(p.fast != nullptr && gru_detail::active_lane_kernels() != nullptr);
   return v;
 }
 

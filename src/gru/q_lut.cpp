@@ -1,9 +1,11 @@
 // Activation lookup tables: exact for 8-bit inputs, interpolated for 16-bit inputs with a
 // bound that is checked for every input value when the table is built.
 #include <cmath>
+#include <string>
 
 #include "fixq/error.h"
 #include "fixq/qgru.h"
+#include "gru/q_lut_eval.h"
 
 namespace fixq {
 
@@ -63,14 +65,56 @@ ActivationLut ActivationLut::build(Fn fn, const QuantParams& in, const QuantPara
   fail("internal: no activation table meets its error bound");  // s = 0 is exact to 1/2 LSB
 }
 
+namespace {
+
+// activation_lookup's operations on one exact int64 value.
+struct ScalarLutOps {
+  using V = int64_t;
+  V splat(int32_t v) const { return v; }
+  V add(V a, V b) const { return a + b; }
+  V sub(V a, V b) const { return a - b; }
+  V shr(V v, int s) const { return v >> s; }
+  V mask(V v, int32_t m) const { return v & m; }
+  V gather(const int32_t* table, V i) const { return table[i]; }
+  V interp(V lo, V d, V fr, int shift, int total) const {
+    return rounding_shift_right_half_up(lo * (int64_t{1} << shift) + d * fr, total);
+  }
+  V clamp(V v, int32_t lo, int32_t hi) const { return saturate(v, lo, hi); }
+};
+
+}  // namespace
+
+ActivationLut ActivationLut::from_entries(const QuantParams& in, const QuantParams& out, std::vector<int32_t> entries,
+                                          const std::string& what) {
+  require(in.size() == 1 && out.size() == 1, "activation tables need per-tensor input and output parameters");
+  ActivationLut lut;
+  const IntFormat fi = in.scheme.format, fo = out.scheme.format;
+  lut.qmin_ = fi.qmin();
+  lut.out_min_ = fo.qmin();
+  lut.out_max_ = fo.qmax();
+  const int64_t count = int64_t{fi.qmax()} - fi.qmin() + 1;
+  const int64_t n = static_cast<int64_t>(entries.size());
+  if (fi.bits <= 8) {
+    if (n != count) fail(what, ": ", n, " entries; a table of an ", fi.bits, "-bit input has ", count);
+    for (int64_t i = 0; i < n; ++i)
+      if (entries[static_cast<size_t>(i)] < lut.out_min_ || entries[static_cast<size_t>(i)] > lut.out_max_)
+        fail(what, ": entry ", i, " = ", entries[static_cast<size_t>(i)], " is outside the output range [", lut.out_min_,
+             ", ", lut.out_max_, "]");
+  } else {
+    int s = 0;
+    while (s <= kMaxShift && (count >> s) + 1 != n) ++s;
+    if (s > kMaxShift)
+      fail(what, ": ", n, " knots fit no interpolation step; a ", fi.bits, "-bit input has (", count,
+           " >> s) + 1 knots, s in [0, ", kMaxShift, "]");
+    lut.shift_ = s;
+    lut.frac_bits_ = kFracBits;
+  }
+  lut.table_ = std::move(entries);
+  return lut;
+}
+
 int32_t ActivationLut::operator()(int32_t q) const {
-  const int64_t i = int64_t{q} - qmin_;
-  if (shift_ == 0 && frac_bits_ == 0) return table_[static_cast<size_t>(i)];
-  const int64_t k = i >> shift_, fr = i & ((int64_t{1} << shift_) - 1);
-  const int64_t lo = table_[static_cast<size_t>(k)], hi = table_[static_cast<size_t>(k + 1)];
-  // lo + (hi - lo) * fr / 2^shift in units of 2^-(frac+shift), then one rounding.
-  const int64_t v = lo * (int64_t{1} << shift_) + (hi - lo) * fr;
-  return static_cast<int32_t>(saturate(rounding_shift_right_half_up(v, frac_bits_ + shift_), out_min_, out_max_));
+  return static_cast<int32_t>(gru_detail::activation_lookup(ScalarLutOps{}, *this, q));
 }
 
 }  // namespace fixq

@@ -3,12 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "fixq/arith.h"
 #include "fixq/gemm.h"
 #include "fixq/qgru.h"
+#include "gru/q_unit_update.h"
 
 namespace fixq::gru_detail {
 
@@ -43,10 +46,34 @@ struct CellPlan {
   std::shared_ptr<const FastPlan> fast;
 };
 
-// Builds the plan of one cell from its integer weights and parameters.
+// The plan's parts by the names of the unit update (q_unit_update.h), gathered once so
+// that every domain reads them by index.
+struct CellRefs {
+  std::array<const OpQ*, 13> operand;             // [Operand]
+  std::array<const FixedPointScale*, 12> scale;   // [UnitScale]
+  std::array<const ActivationLut*, 3> lut;        // [UnitLut]
+  std::array<const std::vector<int32_t>*, 4> bias;  // [UnitBias], per unit
+  std::array<int32_t, 4> bias_zp;                 // the zero point of each bias's target
+  int32_t q_one;                                  // 1 in z_out's parameters
+
+  explicit CellRefs(const CellPlan& p);
+  const OpQ& op(Operand o) const { return *operand[static_cast<size_t>(o)]; }
+  const FixedPointScale& ratio(UnitScale s) const { return *scale[static_cast<size_t>(s)]; }
+  const ActivationLut& table(UnitLut l) const { return *lut[static_cast<size_t>(l)]; }
+};
+
+// The entries of a cell's three activation tables as a .fixq file stores them.
+struct StoredTables {
+  std::vector<int32_t> sig_z, sig_r, tanh_g;
+  std::string file;  // for messages
+  size_t cell = 0;
+};
+
+// Builds the plan of one cell from its integer weights and parameters. The activation
+// tables are computed from the parameters (ActivationLut::build), or taken from `stored`.
 CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_t input_size, int64_t hidden_size,
                     std::vector<int32_t> q_w, std::vector<int32_t> q_r, std::vector<int32_t> q_bx,
-                    std::vector<int32_t> q_br);
+                    std::vector<int32_t> q_br, StoredTables* stored = nullptr);
 
 // The integer time loop of one cell: the fast path (q_fast_loop.cpp) when the CPU has
 // AVX2 and the cell has a fast plan, else the reference (q_step_intonly.cpp, no float

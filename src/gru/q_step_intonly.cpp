@@ -34,8 +34,6 @@ void store(void* base, IntType t, int64_t i, int32_t v) {
   }
 }
 
-int32_t sat(int64_t v, const OpQ& q) { return static_cast<int32_t>(saturate(v, q.range.qmin, q.range.qmax)); }
-
 size_t bytes(IntType t) { return t == IntType::S16 ? 2 : 1; }
 
 // y = sat(R(v) + zp): a requantized GEMM, rows of 3H outputs for the given parameters.
@@ -50,30 +48,36 @@ RequantEpilogue requant_to(const OpQ& out, const std::vector<FixedPointScale>& s
   return e;
 }
 
-// One hidden unit j of one batch item: seed 000's formulas, in its order.
-int32_t update_unit(const CellPlan& p, int64_t j, const void* wx, const void* rh, int32_t h) {
-  const int64_t H = p.hidden_size;
-  const int64_t wx_z = load(wx, p.wx.storage, j) - p.wx.zp, wx_r = load(wx, p.wx.storage, H + j) - p.wx.zp,
-                wx_g = load(wx, p.wx.storage, 2 * H + j) - p.wx.zp;
-  const int64_t rh_z = load(rh, p.rh.storage, j) - p.rh.zp, rh_r = load(rh, p.rh.storage, H + j) - p.rh.zp,
-                rh_g = load(rh, p.rh.storage, 2 * H + j) - p.rh.zp;
-  const size_t u = static_cast<size_t>(j);
+// The unit update (q_unit_update.h) on exact int64 values: every intermediate is bounded
+// far inside int64 (above), each result saturated to its operator's range.
+struct ExactDomain {
+  using V = int64_t;
+  const CellRefs& c;
+  size_t unit;
 
-  const int32_t z_pre = sat(p.wx_to_z.apply(wx_z) + p.rh_to_z.apply(rh_z) + p.bias_z[u] + p.z_pre.zp, p.z_pre);
-  const int32_t r_pre = sat(p.wx_to_r.apply(wx_r) + p.rh_to_r.apply(rh_r) + p.bias_r[u] + p.r_pre.zp, p.r_pre);
-  const int32_t z = p.sig_z(z_pre);
-  const int32_t r = p.sig_r(r_pre);
+  V sub(V a, V b) const { return a - b; }
+  V add(V a, V b) const { return a + b; }
+  V less_zp(Operand o, V v) const { return v - c.op(o).zp; }
+  V plus_zp(Operand o, V v) const { return v + c.op(o).zp; }
+  V sat(Operand o, V v) const { return saturate(v, c.op(o).range.qmin, c.op(o).range.qmax); }
+  V scale(UnitScale s, V v) const { return c.ratio(s).apply(v); }
+  V product(UnitScale s, V a, V b) const { return c.ratio(s).apply(a * b); }
+  V bias(UnitBias b) const {
+    const auto i = static_cast<size_t>(b);
+    return int64_t{(*c.bias[i])[unit]} + c.bias_zp[i];
+  }
+  V lut(UnitLut l, V v) const { return c.table(l)(static_cast<int32_t>(v)); }
+  V one_in_z_out() const { return c.q_one; }
+};
 
-  const int32_t rhab = sat(p.rh_to_rhab.apply(rh_g) + p.bias_rhab[u] + p.rh_add_br.zp, p.rh_add_br);
-  const int32_t rrh = sat(p.rrh_mul.apply((int64_t{r} - p.r_out.zp) * (int64_t{rhab} - p.rh_add_br.zp)) + p.rrh.zp, p.rrh);
-  const int32_t g_pre = sat(p.wx_to_g.apply(wx_g) + p.rrh_to_g.apply(int64_t{rrh} - p.rrh.zp) + p.bias_g[u] + p.g_pre.zp, p.g_pre);
-  const int32_t g = p.tanh_g(g_pre);
-
-  const int32_t old_c = sat(p.old_mul.apply((int64_t{z} - p.z_out.zp) * (int64_t{h} - p.h.zp)) + p.old_c.zp, p.old_c);
-  const int64_t one_minus_z = int64_t{p.q_one} - z + p.z_out.zp;  // in z_out's parameters
-  const int32_t new_c =
-      sat(p.new_mul.apply((one_minus_z - p.z_out.zp) * (int64_t{g} - p.g_out.zp)) + p.new_c.zp, p.new_c);
-  return sat(p.old_to_h.apply(int64_t{old_c} - p.old_c.zp) + p.new_to_h.apply(int64_t{new_c} - p.new_c.zp) + p.h.zp, p.h);
+// One hidden unit j of one batch item.
+int32_t update_unit(const CellRefs& refs, int64_t j, const void* wx, const void* rh, int32_t h) {
+  const int64_t H = static_cast<int64_t>(refs.bias[0]->size());
+  ExactDomain d{refs, static_cast<size_t>(j)};
+  const IntType wt = refs.op(Operand::Wx).storage, rt = refs.op(Operand::Rh).storage;
+  const UnitInputs<ExactDomain> in{load(wx, wt, j), load(wx, wt, H + j), load(wx, wt, 2 * H + j),
+                                   load(rh, rt, j), load(rh, rt, H + j), load(rh, rt, 2 * H + j), h};
+  return static_cast<int32_t>(unit_update(d, in));
 }
 
 }  // namespace
@@ -89,6 +93,7 @@ void run_cell_reference(const CellPlan& p, const void* q_x, int64_t steps, int64
   std::vector<char> rh(static_cast<size_t>(batch * H3) * bytes(p.rh.storage));
   const RequantEpilogue rh_epilogue = requant_to(p.rh, p.rh_scale, &p.h.zp);
   auto length = [&](int64_t b) { return lengths.empty() ? steps : lengths[static_cast<size_t>(b)]; };
+  const CellRefs refs(p);
 
   for (int64_t i = 0; i < steps; ++i) {
     gemm_requant(MatrixView{p.h.storage, q_h, batch, H, H}, p.r, rh_epilogue, rh.data(), H3);
@@ -100,7 +105,7 @@ void run_cell_reference(const CellPlan& p, const void* q_x, int64_t steps, int64
       const char* rh_row = rh.data() + static_cast<size_t>(b * H3) * bytes(p.rh.storage);
       for (int64_t j = 0; j < H; ++j) {
         const int32_t h_old = load(q_h, p.h.storage, b * H + j);
-        store(q_y, p.h.storage, (t * batch + b) * H + j, update_unit(p, j, wx_row, rh_row, h_old));
+        store(q_y, p.h.storage, (t * batch + b) * H + j, update_unit(refs, j, wx_row, rh_row, h_old));
       }
     }
     // Commit the new states only after every unit has read the old ones (Rh used them).

@@ -66,16 +66,20 @@ void check_array(const void* in, const void* out, int64_t n) {
 void encode_any(LowpType t, const float* x, int64_t n, void* codes, Overflow overflow, bool wide) {
   check_code_width(t, wide);
   check_array(x, codes, n);
-  const auto& k = lowp_detail::convert_kernels_for(active_isa());
-  const int64_t nan = k.encode[static_cast<size_t>(t)][overflow == Overflow::Saturate](x, n, codes);
+  const size_t i = static_cast<size_t>(t), sat = overflow == Overflow::Saturate;
+  const auto encode =
+      lowp_detail::registry().pick([&](const lowp_detail::LowpKernels& k) { return k.convert.encode[i][sat]; }).kernel;
+  const int64_t nan = encode(x, n, codes);
   if (nan >= 0) fail("element ", nan, " is NaN, which ", lowp_info(t).name, " cannot represent (it has no NaN)");
 }
 
 void decode_any(LowpType t, const void* codes, int64_t n, float* x, bool wide) {
   check_code_width(t, wide);
   check_array(codes, x, n);
-  const auto& k = lowp_detail::convert_kernels_for(active_isa());
-  const int64_t bad = k.decode[static_cast<size_t>(t)](codes, n, x);
+  const size_t i = static_cast<size_t>(t);
+  const auto decode =
+      lowp_detail::registry().pick([&](const lowp_detail::LowpKernels& k) { return k.convert.decode[i]; }).kernel;
+  const int64_t bad = decode(codes, n, x);
   if (bad >= 0)
     fail("element ", bad, " = ", int{static_cast<const uint8_t*>(codes)[bad]}, " is not a ", lowp_info(t).name,
          " code (", lowp_info(t).bits, " bits)");

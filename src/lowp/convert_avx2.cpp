@@ -80,7 +80,7 @@ int64_t decode(const void* in, int64_t n, float* x) {
 }
 
 template <size_t... I>
-ConvertKernels make(std::index_sequence<I...>) {
+constexpr ConvertKernels make(std::index_sequence<I...>) {
   ConvertKernels k{};
   ((k.encode[I][0] = encode<static_cast<LowpType>(I), Overflow::Default>,
     k.encode[I][1] = encode<static_cast<LowpType>(I), Overflow::Saturate>,
@@ -91,9 +91,9 @@ ConvertKernels make(std::index_sequence<I...>) {
 
 }  // namespace
 
-const ConvertKernels& avx2_convert_kernels() {
-  static const ConvertKernels k = make(std::make_index_sequence<kLowpTypeCount>{});
-  return k;
-}
+namespace avx2 {
+extern const ConvertKernels kAvx2Convert;
+const ConvertKernels kAvx2Convert = make(std::make_index_sequence<kLowpTypeCount>{});
+}  // namespace avx2
 
 }  // namespace fixq::lowp_detail

@@ -1,11 +1,11 @@
-// Private: the kernel tables behind fixq/lowp.h, one per instruction set. The scalar table
-// is the definition (built on lowp/element.h and lowp/mx_block.h); the AVX2 one must give
-// the same bits for every input. There are no AVX-512 kernels: the AVX2 ones serve there.
+// Private: the kernel tables behind fixq/lowp.h, one per instruction-set family. The scalar
+// table is the definition (built on lowp/element.h and lowp/mx_block.h); every other
+// family's kernels must give the same bits for every input.
 #pragma once
 
 #include <cstdint>
 
-#include "fixq/cpu.h"
+#include "cpu/registry.h"
 #include "fixq/lowp.h"
 
 namespace fixq::lowp_detail {
@@ -28,17 +28,17 @@ struct MxKernels {
   Dequantize dequantize[kMxTypeCount];
 };
 
-const ConvertKernels& scalar_convert_kernels();
-const ConvertKernels& avx2_convert_kernels();
-const MxKernels& scalar_mx_kernels();
-const MxKernels& avx2_mx_kernels();
+// One instruction-set family's kernels. A null kernel is inherited from the next family.
+struct LowpKernels {
+  ConvertKernels convert;
+  MxKernels mx;
+};
 
-inline const ConvertKernels& convert_kernels_for(Isa isa) {
-  return isa == Isa::Scalar ? scalar_convert_kernels() : avx2_convert_kernels();
-}
+// Each family's table, in its own files; *_emulated only in the tests' SIMDe build.
+namespace scalar { extern const LowpKernels kLowp; }
+namespace avx2 { extern const LowpKernels kLowp; }
 
-inline const MxKernels& mx_kernels_for(Isa isa) {
-  return isa == Isa::Scalar ? scalar_mx_kernels() : avx2_mx_kernels();
-}
+// Best first, one entry per family (registry.cpp).
+cpu_detail::KernelRegistry<LowpKernels>& registry();
 
 }  // namespace fixq::lowp_detail

@@ -29,7 +29,7 @@ void mx_dequantize(const uint8_t* in, int64_t blocks, float* x) {
 }
 
 template <size_t... I>
-ConvertKernels make_convert(std::index_sequence<I...>) {
+constexpr ConvertKernels make_convert(std::index_sequence<I...>) {
   ConvertKernels k{};
   ((k.encode[I][0] = encode<static_cast<LowpType>(I), Overflow::Default>,
     k.encode[I][1] = encode<static_cast<LowpType>(I), Overflow::Saturate>,
@@ -39,7 +39,7 @@ ConvertKernels make_convert(std::index_sequence<I...>) {
 }
 
 template <size_t... I>
-MxKernels make_mx(std::index_sequence<I...>) {
+constexpr MxKernels make_mx(std::index_sequence<I...>) {
   MxKernels k{};
   ((k.quantize[I] = mx_quantize<static_cast<MxType>(I)>, k.dequantize[I] = mx_dequantize<static_cast<MxType>(I)>),
    ...);
@@ -48,14 +48,10 @@ MxKernels make_mx(std::index_sequence<I...>) {
 
 }  // namespace
 
-const ConvertKernels& scalar_convert_kernels() {
-  static const ConvertKernels k = make_convert(std::make_index_sequence<kLowpTypeCount>{});
-  return k;
-}
-
-const MxKernels& scalar_mx_kernels() {
-  static const MxKernels k = make_mx(std::make_index_sequence<kMxTypeCount>{});
-  return k;
-}
+namespace scalar {
+extern const LowpKernels kLowp;
+const LowpKernels kLowp{make_convert(std::make_index_sequence<kLowpTypeCount>{}),
+                        make_mx(std::make_index_sequence<kMxTypeCount>{})};
+}  // namespace scalar
 
 }  // namespace fixq::lowp_detail

@@ -59,12 +59,16 @@ int mx_shared_exponent(MxType t, float amax) {
 
 void mx_quantize(MxType t, const float* x, int64_t n, uint8_t* blocks) {
   check_blocks(t, x, blocks, n);
-  lowp_detail::mx_kernels_for(active_isa()).quantize[static_cast<size_t>(t)](x, n / kMxBlockSize, blocks);
+  const size_t i = static_cast<size_t>(t);
+  lowp_detail::registry().pick([i](const lowp_detail::LowpKernels& k) { return k.mx.quantize[i]; }).kernel(
+      x, n / kMxBlockSize, blocks);
 }
 
 void mx_dequantize(MxType t, const uint8_t* blocks, int64_t n, float* x) {
   check_blocks(t, blocks, x, n);
-  lowp_detail::mx_kernels_for(active_isa()).dequantize[static_cast<size_t>(t)](blocks, n / kMxBlockSize, x);
+  const size_t i = static_cast<size_t>(t);
+  lowp_detail::registry().pick([i](const lowp_detail::LowpKernels& k) { return k.mx.dequantize[i]; }).kernel(
+      blocks, n / kMxBlockSize, x);
 }
 
 }  // namespace fixq

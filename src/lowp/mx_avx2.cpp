@@ -140,7 +140,7 @@ void mx_dequantize(const uint8_t* in, int64_t blocks, float* x) {
 }
 
 template <size_t... I>
-MxKernels make(std::index_sequence<I...>) {
+constexpr MxKernels make(std::index_sequence<I...>) {
   MxKernels k{};
   ((k.quantize[I] = mx_quantize<static_cast<MxType>(I)>, k.dequantize[I] = mx_dequantize<static_cast<MxType>(I)>),
    ...);
@@ -149,9 +149,9 @@ MxKernels make(std::index_sequence<I...>) {
 
 }  // namespace
 
-const MxKernels& avx2_mx_kernels() {
-  static const MxKernels k = make(std::make_index_sequence<kMxTypeCount>{});
-  return k;
-}
+namespace avx2 {
+extern const MxKernels kAvx2Mx;
+const MxKernels kAvx2Mx = make(std::make_index_sequence<kMxTypeCount>{});
+}  // namespace avx2
 
 }  // namespace fixq::lowp_detail

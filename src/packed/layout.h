@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "fixq/cpu.h"
+#include "cpu/registry.h"
 #include "fixq/packed.h"
 
 namespace fixq::packed_detail {
@@ -39,12 +39,16 @@ struct Access {
 // and error bound are weight_only_matmul's (fixq/packed.h).
 using MatmulKernel = void (*)(const float* x, int64_t m, const View& w, float* y);
 
-MatmulKernel scalar_matmul_kernel();
-MatmulKernel avx2_matmul_kernel();
+// One instruction-set family's kernels. A null kernel is inherited from the next family.
+struct PackedKernels {
+  MatmulKernel matmul;
+};
 
-// The AVX2 kernel serves AVX-512 CPUs too: there is no AVX-512 kernel.
-inline MatmulKernel matmul_kernel_for(Isa isa) {
-  return isa == Isa::Scalar ? scalar_matmul_kernel() : avx2_matmul_kernel();
-}
+// Each family's table, in its own file (matmul_<family>.cpp).
+namespace scalar { extern const PackedKernels kPacked; }
+namespace avx2 { extern const PackedKernels kPacked; }
+
+// Best first, one entry per family (registry.cpp).
+cpu_detail::KernelRegistry<PackedKernels>& registry();
 
 }  // namespace fixq::packed_detail

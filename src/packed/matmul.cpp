@@ -14,7 +14,7 @@ void weight_only_matmul(const float* x, int64_t m, const PackedWeights& w, float
   if (m == 0) return;
   require(x != nullptr && y != nullptr, "weight_only_matmul: null data pointer");
   const packed_detail::View v = packed_detail::Access::view(w);
-  const packed_detail::MatmulKernel kernel = packed_detail::matmul_kernel_for(active_isa());
+  const packed_detail::MatmulKernel kernel = packed_detail::registry().pick([](const packed_detail::PackedKernels& k) { return k.matmul; }).kernel;
   const std::vector<int32_t>& perm = packed_detail::Access::perm(w);
   if (perm.empty()) {
     kernel(x, m, v, y);

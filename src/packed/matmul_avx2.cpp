@@ -201,6 +201,9 @@ void dispatch(const float* x, int64_t m, const View& w, float* y) {
 
 }  // namespace
 
-MatmulKernel avx2_matmul_kernel() { return dispatch; }
+namespace avx2 {
+extern const PackedKernels kPacked;
+const PackedKernels kPacked{dispatch};
+}  // namespace avx2
 
 }  // namespace fixq::packed_detail

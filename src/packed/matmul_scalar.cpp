@@ -41,6 +41,9 @@ void matmul(const float* x, int64_t m, const View& w, float* y) {
 
 }  // namespace
 
-MatmulKernel scalar_matmul_kernel() { return matmul; }
+namespace scalar {
+extern const PackedKernels kPacked;
+const PackedKernels kPacked{matmul};
+}  // namespace scalar
 
 }  // namespace fixq::packed_detail

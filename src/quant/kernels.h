@@ -11,9 +11,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "fixq/arith.h"
-#include "fixq/cpu.h"
+#include "cpu/registry.h"
 
 namespace fixq::quant_detail {
 
@@ -29,19 +30,42 @@ struct QuantKernels {
                            int32_t qmin, int32_t qmax, float* out);
 };
 
-template <class Q> QuantKernels<Q> scalar_kernels();
-template <class Q> QuantKernels<Q> avx2_kernels();
-template <class Q> QuantKernels<Q> avx512_kernels();
+// One family's kernels for every storage type.
+struct QuantTable {
+  QuantKernels<int8_t> s8;
+  QuantKernels<uint8_t> u8;
+  QuantKernels<int16_t> s16;
+  QuantKernels<uint16_t> u16;
+  QuantKernels<int32_t> s32;
 
-// The kernels of the given instruction set.
-template <class Q>
-QuantKernels<Q> kernels_for(Isa isa) {
-  switch (isa) {
-    case Isa::Avx512: return avx512_kernels<Q>();
-    case Isa::Avx2: return avx2_kernels<Q>();
-    case Isa::Scalar: break;
+  template <class Q>
+  const QuantKernels<Q>& of() const {
+    if constexpr (std::is_same_v<Q, int8_t>) return s8;
+    else if constexpr (std::is_same_v<Q, uint8_t>) return u8;
+    else if constexpr (std::is_same_v<Q, int16_t>) return s16;
+    else if constexpr (std::is_same_v<Q, uint16_t>) return u16;
+    else return s32;
   }
-  return scalar_kernels<Q>();
+};
+
+// Each family's table, in its own file (kernels_<family>.cpp); *_emulated only in the
+// tests' SIMDe build (src/cpu/x86.h).
+namespace scalar { extern const QuantTable kQuant; }
+namespace avx2 { extern const QuantTable kQuant; }
+namespace avx512 { extern const QuantTable kQuant; }
+namespace avx512_emulated { extern const QuantTable kQuant; }
+
+// Best first, one entry per family (registry.cpp).
+cpu_detail::KernelRegistry<QuantTable>& registry();
+
+// The kernels the active features select, each operation picked on its own.
+template <class Q>
+QuantKernels<Q> active_kernels() {
+  const auto& r = registry();
+  return {r.pick([](const QuantTable& t) { return t.of<Q>().quantize; }).kernel,
+          r.pick([](const QuantTable& t) { return t.of<Q>().quantize_pc; }).kernel,
+          r.pick([](const QuantTable& t) { return t.of<Q>().dequantize; }).kernel,
+          r.pick([](const QuantTable& t) { return t.of<Q>().dequantize_pc; }).kernel};
 }
 
 // The scalar definition of one element, shared by every tail loop so that all paths

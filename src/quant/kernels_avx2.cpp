@@ -1,13 +1,13 @@
 // AVX2 quantize / dequantize kernels: 8 lanes per vector, the remainder of a run through
 // the scalar kernels (which define the result, so the tail is identical).
-#include <immintrin.h>
+#include "cpu/x86.h"
 
 #include <cstdint>
 #include <type_traits>
 
 #include "quant/kernels.h"
 
-namespace fixq::quant_detail {
+namespace fixq::quant_detail::FIXQ_KERNEL_NS(avx2) {
 
 namespace {
 
@@ -75,7 +75,7 @@ int64_t quantize(const float* x, int64_t n, float scale, int32_t zp, int32_t qmi
     if (nan && first_nan < 0) first_nan = i + first_lane(nan);
   }
   if (i < n) {  // the remainder through the scalar definition itself
-    const int64_t t = scalar_kernels<Q>().quantize(x + i, n - i, scale, zp, qmin, qmax, out + i);
+    const int64_t t = scalar::kQuant.of<Q>().quantize(x + i, n - i, scale, zp, qmin, qmax, out + i);
     if (first_nan < 0 && t >= 0) first_nan = i + t;
   }
   return first_nan;
@@ -93,7 +93,7 @@ int64_t quantize_pc(const float* x, int64_t n, const float* scale, const int32_t
     if (nan && first_nan < 0) first_nan = i + first_lane(nan);
   }
   if (i < n) {
-    const int64_t t = scalar_kernels<Q>().quantize_pc(x + i, n - i, scale + i, zp + i, qmin, qmax, out + i);
+    const int64_t t = scalar::kQuant.of<Q>().quantize_pc(x + i, n - i, scale + i, zp + i, qmin, qmax, out + i);
     if (first_nan < 0 && t >= 0) first_nan = i + t;
   }
   return first_nan;
@@ -110,7 +110,7 @@ int64_t dequantize(const Q* q, int64_t n, float scale, int32_t zp, int32_t qmin,
     _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, vzp)), vs));
   }
   if (i < n) {
-    const int64_t t = scalar_kernels<Q>().dequantize(q + i, n - i, scale, zp, qmin, qmax, out + i);
+    const int64_t t = scalar::kQuant.of<Q>().dequantize(q + i, n - i, scale, zp, qmin, qmax, out + i);
     if (t >= 0) return i + t;
   }
   return -1;
@@ -128,23 +128,20 @@ int64_t dequantize_pc(const Q* q, int64_t n, const float* scale, const int32_t* 
     _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, vzp)), _mm256_loadu_ps(scale + i)));
   }
   if (i < n) {
-    const int64_t t = scalar_kernels<Q>().dequantize_pc(q + i, n - i, scale + i, zp + i, qmin, qmax, out + i);
+    const int64_t t = scalar::kQuant.of<Q>().dequantize_pc(q + i, n - i, scale + i, zp + i, qmin, qmax, out + i);
     if (t >= 0) return i + t;
   }
   return -1;
 }
 
-}  // namespace
-
 template <class Q>
-QuantKernels<Q> avx2_kernels() {
+constexpr QuantKernels<Q> make() {
   return {&quantize<Q>, &quantize_pc<Q>, &dequantize<Q>, &dequantize_pc<Q>};
 }
 
-template QuantKernels<int8_t> avx2_kernels<int8_t>();
-template QuantKernels<uint8_t> avx2_kernels<uint8_t>();
-template QuantKernels<int16_t> avx2_kernels<int16_t>();
-template QuantKernels<uint16_t> avx2_kernels<uint16_t>();
-template QuantKernels<int32_t> avx2_kernels<int32_t>();
+}  // namespace
 
-}  // namespace fixq::quant_detail
+extern const QuantTable kQuant;
+const QuantTable kQuant{make<int8_t>(), make<uint8_t>(), make<int16_t>(), make<uint16_t>(), make<int32_t>()};
+
+}  // namespace fixq::quant_detail::FIXQ_KERNEL_NS(avx2)

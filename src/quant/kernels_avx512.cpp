@@ -3,14 +3,14 @@
 // Same operations as the scalar reference, in the same order: an IEEE float32 division,
 // round-half-even by vrndscaleps (immediate rounding mode, independent of MXCSR), clamp,
 // convert, add the zero point. NaN lanes are blended to the zero point.
-#include <immintrin.h>
+#include "cpu/x86.h"
 
 #include <cstdint>
 #include <type_traits>
 
 #include "quant/kernels.h"
 
-namespace fixq::quant_detail {
+namespace fixq::quant_detail::FIXQ_KERNEL_NS(avx512) {
 
 namespace {
 
@@ -119,17 +119,14 @@ int64_t dequantize_pc(const Q* q, int64_t n, const float* scale, const int32_t* 
   return -1;
 }
 
-}  // namespace
-
 template <class Q>
-QuantKernels<Q> avx512_kernels() {
+constexpr QuantKernels<Q> make() {
   return {&quantize<Q>, &quantize_pc<Q>, &dequantize<Q>, &dequantize_pc<Q>};
 }
 
-template QuantKernels<int8_t> avx512_kernels<int8_t>();
-template QuantKernels<uint8_t> avx512_kernels<uint8_t>();
-template QuantKernels<int16_t> avx512_kernels<int16_t>();
-template QuantKernels<uint16_t> avx512_kernels<uint16_t>();
-template QuantKernels<int32_t> avx512_kernels<int32_t>();
+}  // namespace
 
-}  // namespace fixq::quant_detail
+extern const QuantTable kQuant;
+const QuantTable kQuant{make<int8_t>(), make<uint8_t>(), make<int16_t>(), make<uint16_t>(), make<int32_t>()};
+
+}  // namespace fixq::quant_detail::FIXQ_KERNEL_NS(avx512)

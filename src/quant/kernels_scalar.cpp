@@ -3,7 +3,7 @@
 
 #include "quant/kernels.h"
 
-namespace fixq::quant_detail {
+namespace fixq::quant_detail::scalar {
 
 namespace {
 
@@ -47,17 +47,14 @@ int64_t dequantize_pc(const Q* q, int64_t n, const float* scale, const int32_t* 
   return -1;
 }
 
-}  // namespace
-
 template <class Q>
-QuantKernels<Q> scalar_kernels() {
+constexpr QuantKernels<Q> make() {
   return {&quantize<Q>, &quantize_pc<Q>, &dequantize<Q>, &dequantize_pc<Q>};
 }
 
-template QuantKernels<int8_t> scalar_kernels<int8_t>();
-template QuantKernels<uint8_t> scalar_kernels<uint8_t>();
-template QuantKernels<int16_t> scalar_kernels<int16_t>();
-template QuantKernels<uint16_t> scalar_kernels<uint16_t>();
-template QuantKernels<int32_t> scalar_kernels<int32_t>();
+}  // namespace
 
-}  // namespace fixq::quant_detail
+extern const QuantTable kQuant;
+const QuantTable kQuant{make<int8_t>(), make<uint8_t>(), make<int16_t>(), make<uint16_t>(), make<int32_t>()};
+
+}  // namespace fixq::quant_detail::scalar

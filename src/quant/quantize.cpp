@@ -31,7 +31,7 @@ template <class Q>
 void quantize(const float* x, const Shape& shape, const QuantParams& params, Q* out, NanPolicy nan) {
   check_storage<Q>(params, shape);
   require(x != nullptr && out != nullptr, "quantize: null data pointer");
-  const auto k = quant_detail::kernels_for<Q>(active_isa());
+  const auto k = quant_detail::active_kernels<Q>();
   const int32_t qmin = params.scheme.format.qmin(), qmax = params.scheme.format.qmax();
   quant_detail::for_each_run(params.scheme, shape, [&](int64_t off, int64_t len, int64_t poff, bool per_elem) {
     const int64_t bad = per_elem ? k.quantize_pc(x + off, len, params.scale.data() + poff,
@@ -48,7 +48,7 @@ template <class Q>
 void dequantize(const Q* q, const Shape& shape, const QuantParams& params, float* out) {
   check_storage<Q>(params, shape);
   require(q != nullptr && out != nullptr, "dequantize: null data pointer");
-  const auto k = quant_detail::kernels_for<Q>(active_isa());
+  const auto k = quant_detail::active_kernels<Q>();
   const int32_t qmin = params.scheme.format.qmin(), qmax = params.scheme.format.qmax();
   quant_detail::for_each_run(params.scheme, shape, [&](int64_t off, int64_t len, int64_t poff, bool per_elem) {
     const int64_t bad = per_elem ? k.dequantize_pc(q + off, len, params.scale.data() + poff,

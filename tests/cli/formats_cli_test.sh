@@ -11,18 +11,21 @@ py=/usr/bin/python3
 # A [64, 256] slice of the embedded model's recurrent weights: real values, whole K-blocks.
 "$py" -c "import numpy as np; w=np.load('$root/data/charlm/gru.weight_hh_l0.npy'); np.save('$tmp/w.npy', w[:128].reshape(64, 256))"
 
-for type in q4_0 q4_1 q5_0 q5_1 q8_0 q2_K q3_K q4_K q5_K q6_K q8_K iq4_nl mxfp4; do
+for type in q4_0 q4_1 q5_0 q5_1 q8_0 q2_K q3_K q4_K q5_K q6_K q8_K iq4_nl iq4_xs tq1_0 tq2_0 mxfp4 nvfp4; do
   "$fixq" formats quantize --type $type "$tmp/w.npy" -o "$tmp/w.bin" >/dev/null
-  "$fixq" formats dequantize "$tmp/w.bin" -o "$tmp/back.npy" >/dev/null
-  "$py" - "$tmp/w.npy" "$tmp/back.npy" $type <<'PY'
+  "$fixq" formats dequantize "$tmp/w.bin" -o "$tmp/back_$type.npy" >/dev/null
+  "$py" - "$tmp/w.npy" "$tmp/back_$type.npy" $type <<'PY'
 import sys, numpy as np
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
 assert a.shape == b.shape, (a.shape, b.shape)
 rel = float(np.linalg.norm(a - b) / np.linalg.norm(a))
-limit = {"q2_K": 0.6, "q3_K": 0.3, "mxfp4": 0.3}.get(sys.argv[3], 0.2)
+# Ternary keeps only values beyond half the block's |max| (0.84 on this tensor; 1 is all zeros).
+limit = {"q2_K": 0.6, "q3_K": 0.3, "mxfp4": 0.3, "tq1_0": 0.9, "tq2_0": 0.9}.get(sys.argv[3], 0.2)
 assert rel < limit, f"{sys.argv[3]}: relative error {rel}"
 PY
 done
+# tq1_0 and tq2_0 hold the same ternary values, packed differently.
+cmp -s "$tmp/back_tq1_0.npy" "$tmp/back_tq2_0.npy" || { echo "tq1_0 and tq2_0 round trips differ" >&2; exit 1; }
 
 "$fixq" quantize-stats --types q4_0,q8_0,q4_K "$tmp/w.npy" >"$tmp/stats.txt"
 grep -Eq '^q4_0 +: rmse [0-9.]+, maxerr [0-9.]+, 95pct<[0-9.]+, median<[0-9.]+$' "$tmp/stats.txt"

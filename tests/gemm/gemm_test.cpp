@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,14 +13,18 @@
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
+#include "gemm/kernels.h"
 #include "support/expect.h"
+#include "support/kernel_paths.h"
+#include "support/registry_checks.h"
 
 namespace fixq {
 namespace {
 
 using test::expect_error;
-using test::IsaGuard;
-using test::supported_isas;
+using test::KernelPath;
+using test::kernel_paths;
+using test::PathScope;
 
 using detail::int128;
 
@@ -70,7 +75,6 @@ std::vector<int64_t> oracle(const Mat& a, const Mat& b) {
 }
 
 void check_raw(const Mat& a, const Mat& b, const std::string& what) {
-  IsaGuard guard;
   const PackedB pb = PackedB::pack(b.view());
   const std::vector<int64_t> want = oracle(a, b);
   for (int64_t n = 0; n < b.rows; ++n) {
@@ -78,21 +82,21 @@ void check_raw(const Mat& a, const Mat& b, const std::string& what) {
     for (int64_t k = 0; k < b.cols; ++k) s += b.at(n, k);
     ASSERT_EQ(pb.colsum()[static_cast<size_t>(n)], s) << what;
   }
-  for (Isa isa : supported_isas()) {
-    set_isa_override(isa);
+  for (const KernelPath& path : kernel_paths()) {
+    PathScope scope(path);
     const int64_t ldc = b.rows + 3;
     std::vector<int64_t> c64(static_cast<size_t>(a.rows * ldc), -7);
     gemm_s64(a.view(), pb, c64.data(), ldc);
     for (int64_t m = 0; m < a.rows; ++m)
       for (int64_t n = 0; n < b.rows; ++n)
         ASSERT_EQ(c64[static_cast<size_t>(m * ldc + n)], want[static_cast<size_t>(m * b.rows + n)])
-            << what << " " << to_string(isa) << " m=" << m << " n=" << n;
+            << what << " " << path << " m=" << m << " n=" << n;
     // Padding between rows is left alone.
     ASSERT_EQ(c64[static_cast<size_t>(ldc - 1)], -7) << what;
     if (b.type == IntType::S8 && a.type != IntType::S16) {
       std::vector<int32_t> c32(static_cast<size_t>(a.rows * b.rows));
       gemm_s32(a.view(), pb, c32.data(), b.rows);
-      for (size_t i = 0; i < c32.size(); ++i) ASSERT_EQ(c32[i], want[i]) << what << " s32 " << to_string(isa);
+      for (size_t i = 0; i < c32.size(); ++i) ASSERT_EQ(c32[i], want[i]) << what << " s32 " << path;
     }
   }
 }
@@ -118,9 +122,11 @@ TEST(Gemm, RaggedShapesEveryDimension1To67) {
 
 TEST(Gemm, LargeShapesCrossEveryBlock) {
   std::mt19937 rng(22);
-  // K beyond one k-block (256 pairs for 8-bit, 127 for 16-bit operands), M beyond a row
-  // block (64), N beyond many panels, none of them multiples of the tiles.
-  check_raw(make(IntType::U8, 131, 1111, 5, rng), make(IntType::S8, 77, 1111, 0, rng), "u8 big");
+  // K beyond one k-block of every kernel (at most 2048 k: 1024 int16 pairs of the AVX2
+  // kernel; 510 for s16 operands, whose int32 partial sums allow no more), M beyond a row
+  // block (240), N beyond many panels, none of them multiples of the tiles.
+  check_raw(make(IntType::U8, 250, 2100, 5, rng), make(IntType::S8, 77, 2100, 0, rng), "u8 big");
+  check_raw(make(IntType::S8, 243, 2100, 1, rng), make(IntType::S8, 70, 2100, 0, rng), "s8 big");
   check_raw(make(IntType::S16, 9, 1300, 0, rng), make(IntType::S8, 50, 1300, 3, rng), "s16 big");
   check_raw(make(IntType::S8, 70, 700, 1, rng), make(IntType::S16, 33, 700, 1, rng), "s8 x s16 big");
 }
@@ -133,9 +139,30 @@ TEST(Gemm, ExtremeValues) {
   }
 }
 
+// int8 x int8 with many -128s on both sides: the AVX2 sign trick stores -128 weights as
+// -127 plus a correction, and |x| = 128 meets the largest pair 2 * 128 * 127 that must not
+// saturate; the VNNI kernel shifts x by 128 and compensates with the column sums.
+TEST(Gemm, Int8TimesInt8WithMinus128Everywhere) {
+  std::mt19937 rng(29);
+  std::uniform_int_distribution<int> d(-128, 127), coin(0, 3);
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{1, 1}, {7, 3}, {8, 4}, {17, 33}, {48, 64}, {75, 130}, {24, 2051}}) {
+    for (int64_t rows : {1, 2, 3, 5, 7, 9}) {
+      Mat a = make(IntType::S8, rows, k, 1, rng), b = make(IntType::S8, n, k, 0, rng);
+      for (Mat* m : {&a, &b})
+        for (int64_t r = 0; r < m->rows; ++r)
+          for (int64_t c = 0; c < m->cols; ++c) {
+            const int32_t v = coin(rng) != 0 ? -128 : d(rng);
+            m->v[static_cast<size_t>(r * m->cols + c)] = v;
+            m->storage[static_cast<size_t>(r * m->stride + c)] = static_cast<uint8_t>(v);
+          }
+      check_raw(a, b, "s8 x s8 with -128");
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 // The float epilogues against a double oracle, within the documented bound.
 TEST(Gemm, FloatEpiloguesWithinDocumentedBound) {
-  IsaGuard guard;
   std::mt19937 rng(24);
   std::uniform_real_distribution<float> sd(0.001f, 0.1f), bd(-3.0f, 3.0f);
   for (int trial = 0; trial < 60; ++trial) {
@@ -152,12 +179,12 @@ TEST(Gemm, FloatEpiloguesWithinDocumentedBound) {
     for (int32_t& z : azp) z = std::uniform_int_distribution<int32_t>(ar.qmin, ar.qmax)(rng);
     const std::vector<int64_t> acc = oracle(a, b);
     std::vector<float> ref;
-    for (Isa isa : supported_isas()) {
-      set_isa_override(isa);
+    for (const KernelPath& path : kernel_paths()) {
+      PathScope scope(path);
       std::vector<float> d(static_cast<size_t>(M * N));
       gemm_f32(a.view(), pb, DequantEpilogue{sa, sb, bias, azp}, d.data(), N);
       if (ref.empty()) ref = d;
-      ASSERT_EQ(d, ref) << "float epilogue differs between kernels: " << to_string(isa);
+      ASSERT_EQ(d, ref) << "float epilogue differs between kernels: " << path;
       for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < N; ++n) {
           const double z = azp.empty() ? 0 : azp.size() == 1 ? azp[0] : azp[m];
@@ -187,7 +214,6 @@ int64_t oracle_requant(int64_t v, const FixedPointScale& s, int32_t zp, int32_t 
 }
 
 TEST(Gemm, RequantizationEqualsExactOracle) {
-  IsaGuard guard;
   std::mt19937 rng(25);
   for (int trial = 0; trial < 80; ++trial) {
     const int64_t M = 1 + rng() % 17, N = 1 + rng() % 50, K = 1 + rng() % 600;
@@ -205,8 +231,8 @@ TEST(Gemm, RequantizationEqualsExactOracle) {
     RequantEpilogue e{azp, bias, scale, static_cast<int32_t>(rng() % 21) - 10, out, orng.qmin, orng.qmax};
     if (trial % 5 == 0) e.out_min = std::max(e.zp_out, orng.qmin);  // fused ReLU
     const std::vector<int64_t> acc = oracle(a, b);
-    for (Isa isa : supported_isas()) {
-      set_isa_override(isa);
+    for (const KernelPath& path : kernel_paths()) {
+      PathScope scope(path);
       const int bytes = int_type_bytes(out);
       std::vector<uint8_t> y(static_cast<size_t>(M * N * bytes));
       gemm_requant(a.view(), pb, e, y.data(), N);
@@ -219,7 +245,7 @@ TEST(Gemm, RequantizationEqualsExactOracle) {
           if (out == IntType::U8) got = y[m * N + n];
           else if (out == IntType::S8) got = static_cast<int8_t>(y[m * N + n]);
           else got = static_cast<int16_t>(static_cast<uint16_t>(y[2 * (m * N + n)] | (y[2 * (m * N + n) + 1] << 8)));
-          ASSERT_EQ(got, want) << to_string(isa) << " m=" << m << " n=" << n;
+          ASSERT_EQ(got, want) << path << " m=" << m << " n=" << n;
         }
     }
   }
@@ -286,9 +312,38 @@ TEST(Gemm, ThreadCountDoesNotChangeResults) {
   EXPECT_THROW(set_gemm_threads(-1), Error);
 }
 
+// The comparisons above ran each family's own kernels: natively where this CPU has them,
+// through SIMDe for the AVX-512 families everywhere.
 TEST(Gemm, EveryInstructionSetIsExercised) {
-  for (Isa isa : {Isa::Avx2, Isa::Avx512})
-    if (!cpu_supports(isa)) GTEST_SKIP() << to_string(isa) << " is not supported by this CPU: its kernels were not compared here";
+  using gemm_detail::GemmKernels;
+  test::expect_complete(gemm_detail::registry());
+  test::expect_each_family_runs_its_own(gemm_detail::registry(), [](const GemmKernels& k) { return k.u8s8; }, "u8 x s8");
+  test::expect_each_family_runs_its_own(gemm_detail::registry(), [](const GemmKernels& k) { return k.s8s8; }, "s8 x s8");
+  test::expect_each_family_runs_its_own(gemm_detail::registry(), [](const GemmKernels& k) { return k.s16s8; }, "s16 x s8");
+  test::expect_each_family_runs_its_own(gemm_detail::registry(), [](const GemmKernels& k) { return k.x8s16; }, "x8 x s16");
+}
+
+// A PackedB packed under one family serves every other: each kernel gets panels in its
+// own layout, never another's.
+TEST(Gemm, WeightsPackedUnderOneFamilyServeEveryOther) {
+  std::mt19937 rng(28);
+  const Mat a = make(IntType::S8, 7, 301, 0, rng), b = make(IntType::S8, 90, 301, 0, rng);
+  const std::vector<int64_t> want = oracle(a, b);
+  for (const KernelPath& packer : kernel_paths()) {
+    std::optional<PackedB> pb;
+    {
+      PathScope scope(packer);
+      pb = PackedB::pack(b.view());
+      std::vector<int64_t> c(want.size());
+      gemm_s64(a.view(), *pb, c.data(), b.rows);  // packs this family's layout
+    }
+    for (const KernelPath& runner : kernel_paths()) {
+      PathScope scope(runner);
+      std::vector<int64_t> c(want.size());
+      gemm_s64(a.view(), *pb, c.data(), b.rows);
+      ASSERT_EQ(c, want) << "packed under " << packer << ", run on " << runner;
+    }
+  }
 }
 
 }  // namespace

@@ -48,8 +48,8 @@ TEST(GgufBadInput, NanOrInfinityInsideABlock) {
       std::vector<float> x(static_cast<std::size_t>(n), 0.25f);
       x[static_cast<std::size_t>(at)] = value;
       std::vector<std::byte> out(packed_size(t.type, n), std::byte{0x5A});
-      for (Isa isa : test_util::supported_isas()) {
-        test_util::IsaScope scope(isa);
+      for (const fixq::test::KernelPath& path : fixq::test::kernel_paths()) {
+        fixq::test::PathScope scope(path);
         expect_error([&] { quantize(t.type, x.data(), n, out.data()); }, std::string(t.name),
                      "element " + std::to_string(at), "block 1", word);
         for (std::byte b : out) ASSERT_EQ(b, std::byte{0x5A}) << t.name << " wrote output before failing";
@@ -109,7 +109,8 @@ TEST(GgufBadInput, DotOperandsThatDoNotPair) {
 }
 
 TEST(GgufBadInput, UnknownTypeNameListsTheKnownOnes) {
-  expect_error([] { traits("q4_k"); }, "unknown GGUF type 'q4_k'", "q4_K", "iq4_nl", "mxfp4");
+  expect_error([] { traits("q4_k"); }, "unknown GGUF type 'q4_k'", "q4_K", "iq4_nl", "iq4_xs", "tq1_0", "tq2_0",
+               "mxfp4", "nvfp4");
   expect_error([] { traits(""); }, "unknown GGUF type ''");
 }
 
@@ -132,6 +133,29 @@ TEST(GgufBadInput, ScalesBeyondFp16AreFoundByFirstInvalidBlock) {
   std::memcpy(k.data(), &inf, sizeof inf);
   EXPECT_EQ(first_invalid_block(Type::Q8_K, k), 0);
   EXPECT_EQ(first_invalid_block(Type::MXFP4, std::vector<std::byte>(17, std::byte{0xFF})), -1);
+}
+
+// The formats added with ggml's later types: TQ1_0 / TQ2_0 store d = fp16(|x| max), which
+// overflows beyond 65520; IQ4_XS stores d = fp16(-max_scale / 32), with max_scale about
+// |x| max / 127, which overflows beyond about 32 * 127 * 65504 ~ 2.7e8; NVFP4's UE4M3 scales saturate
+// at 448 (code 0x7E) instead, so every NVFP4 block is valid (even all-0xFF bytes).
+TEST(GgufBadInput, ScalesBeyondFp16InTheLaterFormats) {
+  std::vector<float> x(512, 1.0f);
+  x[300] = 70000.0f;
+  for (Type t : {Type::TQ1_0, Type::TQ2_0}) {
+    const std::vector<std::byte> q = quantize(t, x);
+    EXPECT_EQ(first_invalid_block(t, q), 1) << traits(t).name;
+    EXPECT_TRUE(std::isinf(dequantize(t, q)[300])) << traits(t).name;
+    EXPECT_EQ(first_invalid_block(t, quantize(t, std::vector<float>(512, 60000.0f))), -1) << traits(t).name;
+  }
+  x[300] = 1.0e9f;
+  EXPECT_EQ(first_invalid_block(Type::IQ4_XS, quantize(Type::IQ4_XS, x)), 1);
+  x[300] = 1.0e4f;  // amax / 6 > 448
+  const std::vector<std::byte> nv = quantize(Type::NVFP4, x);
+  EXPECT_EQ(first_invalid_block(Type::NVFP4, nv), -1);
+  EXPECT_EQ(nv[4 * 36 + 2], std::byte{0x7E});  // element 300 = block 4, sub-block 2: scale saturated
+  EXPECT_EQ(dequantize(Type::NVFP4, nv)[300], 6.0f * 448.0f);  // clipped to the largest value
+  EXPECT_EQ(first_invalid_block(Type::NVFP4, std::vector<std::byte>(36, std::byte{0xFF})), -1);
 }
 
 }  // namespace

@@ -17,13 +17,13 @@
 #include <vector>
 
 #include "fixq/cpu.h"
+#include "support/kernel_paths.h"
 #include "fixq/gguf.h"
 #include "support/expect.h"
 
 namespace fixq::gguf::test_util {
 
 using fixq::test::expect_error;
-using fixq::test::supported_isas;
 
 inline std::string golden_dir() { return std::string(FIXQ_SHARED_DIR) + "/vectors/ggml"; }
 
@@ -78,10 +78,6 @@ inline std::vector<std::vector<std::string>> golden_tsv(const std::string& name)
   return rows;
 }
 
-// Forces an instruction set for its lifetime; the guard restores the default afterwards.
-struct IsaScope : fixq::test::IsaGuard {
-  explicit IsaScope(Isa isa) { set_isa_override(isa); }
-};
 
 inline uint32_t bits(float v) { return std::bit_cast<uint32_t>(v); }
 

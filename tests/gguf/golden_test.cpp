@@ -2,7 +2,8 @@
 // quantized bytes, dequantized floats and dot products, matched bit for bit on every
 // instruction set this CPU has. The entries of caveats.tsv are handled as that README says:
 // `unspecified_in_ggml` IQ4_NL blocks are compared on d only (ggml packs uninitialised
-// memory there), `nonfinite` dots must be NaN on both sides.
+// memory there), `nonfinite` dots must be NaN on both sides. IQ4_XS's d = -0.0 of all-zero
+// rows and NVFP4's saturated scales (0x7E) are plain bytes and compared as such.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -40,23 +41,27 @@ std::set<std::tuple<std::string, int, int>> caveats(const std::string& kind) {
 
 std::string bin_name(const TypeTraits& t) { return std::string(t.name) + ".bin"; }
 
-class Golden : public ::testing::TestWithParam<Isa> {
+class Golden : public ::testing::TestWithParam<fixq::test::KernelPath> {
  protected:
   void SetUp() override { scope_.emplace(GetParam()); }
-  std::optional<test_util::IsaScope> scope_;
+  std::optional<fixq::test::PathScope> scope_;
 };
 
+// types.tsv holds the types of the first set, types_more.tsv those added later (iq4_xs,
+// tq1_0, tq2_0); together they are every format.
 TEST_P(Golden, TraitsMatchTypesTsv) {
   int matched = 0;
-  for (const auto& f : golden_tsv("types.tsv")) {
-    if (f[0] == "nvfp4") continue;  // not a format of this issue (see the report)
-    const TypeTraits& t = traits(f[0]);
-    EXPECT_EQ(t.ggml_type, std::stoi(f[1])) << f[0];
-    EXPECT_EQ(t.block_elems, std::stoi(f[2])) << f[0];
-    EXPECT_EQ(t.block_bytes, std::stoul(f[3])) << f[0];
-    EXPECT_EQ(packed_size(t.type, kRowLen), std::stoul(f[4])) << f[0];
-    EXPECT_EQ(t.ggml_dequantize, f[7] == "yes") << f[0];
-    ++matched;
+  for (const char* table : {"types.tsv", "types_more.tsv"}) {
+    for (const auto& f : golden_tsv(table)) {
+      const TypeTraits& t = traits(f[0]);
+      EXPECT_EQ(t.ggml_type, std::stoi(f[1])) << f[0];
+      EXPECT_EQ(t.block_elems, std::stoi(f[2])) << f[0];
+      EXPECT_EQ(t.block_bytes, std::stoul(f[3])) << f[0];
+      EXPECT_EQ(packed_size(t.type, kRowLen), std::stoul(f[4])) << f[0];
+      EXPECT_EQ(packed_size(t.type, kRows * kRowLen), std::stoul(f[6])) << f[0];
+      EXPECT_EQ(t.ggml_dequantize, f[7] == "yes") << f[0];
+      ++matched;
+    }
   }
   EXPECT_EQ(matched, static_cast<int>(all_types().size()));
 }
@@ -145,11 +150,11 @@ TEST_P(Golden, DotsMatchGgmlGenericBitForBit) {
     }
     ++pairs;
   }
-  EXPECT_EQ(pairs, 12);
+  EXPECT_EQ(pairs, 16);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryIsa, Golden, ::testing::ValuesIn(test_util::supported_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& i) { return to_string(i.param); });
+INSTANTIATE_TEST_SUITE_P(EveryIsa, Golden, ::testing::ValuesIn(fixq::test::kernel_paths()),
+                         [](const ::testing::TestParamInfo<fixq::test::KernelPath>& i) { return i.param.name(); });
 
 }  // namespace
 }  // namespace fixq::gguf

@@ -83,7 +83,9 @@ std::vector<std::byte> random_blocks(Type type, int64_t blocks, uint32_t seed) {
     case Type::Q2_K: f16 = {80, 82}; break;
     case Type::Q3_K: f16 = {108}; break;
     case Type::Q6_K: f16 = {208}; break;
-    case Type::Q8_K: case Type::MXFP4: break;
+    case Type::TQ1_0: f16 = {52}; break;
+    case Type::TQ2_0: f16 = {64}; break;
+    case Type::Q8_K: case Type::MXFP4: case Type::NVFP4: break;  // NVFP4: every UE4M3 byte is finite
     default: f16 = {0}; break;
   }
   for (int64_t b = 0; b < blocks; ++b) {
@@ -114,7 +116,7 @@ struct Misaligned {
 
 bool same_float(float a, float b) { return bits(a) == bits(b) || (std::isnan(a) && std::isnan(b)); }
 
-class IsaEquivalence : public ::testing::TestWithParam<Isa> {};
+class IsaEquivalence : public ::testing::TestWithParam<fixq::test::KernelPath> {};
 
 TEST_P(IsaEquivalence, QuantizeIsByteIdentical) {
   for (const TypeTraits& t : all_types()) {
@@ -125,11 +127,11 @@ TEST_P(IsaEquivalence, QuantizeIsByteIdentical) {
       const std::span<const float> in = std::span<const float>(x).subspan(1);
       std::vector<std::byte> want, got;
       {
-        test_util::IsaScope s(Isa::Scalar);
+        fixq::test::PathScope s(fixq::test::scalar_path());
         want = quantize(t.type, in);
       }
       {
-        test_util::IsaScope s(GetParam());
+        fixq::test::PathScope s(GetParam());
         got = quantize(t.type, in);
       }
       EXPECT_TRUE(want == got) << t.name << ", " << blocks << " blocks";
@@ -143,11 +145,11 @@ TEST_P(IsaEquivalence, DequantizeOfArbitraryBytesIsBitIdentical) {
       const Misaligned packed(random_blocks(t.type, blocks, 7u + static_cast<uint32_t>(blocks)));
       std::vector<float> want, got;
       {
-        test_util::IsaScope s(Isa::Scalar);
+        fixq::test::PathScope s(fixq::test::scalar_path());
         want = dequantize(t.type, packed.span());
       }
       {
-        test_util::IsaScope s(GetParam());
+        fixq::test::PathScope s(GetParam());
         got = dequantize(t.type, packed.span());
       }
       ASSERT_EQ(want.size(), got.size());
@@ -164,15 +166,17 @@ TEST_P(IsaEquivalence, DotOfArbitraryBytesIsBitIdentical) {
     if (!t.dot_type) continue;
     for (int64_t blocks : {0, 1, 2, 3, 8, 9, 100}) {
       for (uint32_t seed = 0; seed < 20; ++seed) {
+        // NVFP4 blocks of 64 pair with two Q8_0 blocks each.
+        const int64_t y_blocks = blocks * t.block_elems / traits(*t.dot_type).block_elems;
         const Misaligned x(random_blocks(t.type, blocks, seed));
-        const Misaligned y(random_blocks(*t.dot_type, blocks, seed + 1000));
+        const Misaligned y(random_blocks(*t.dot_type, y_blocks, seed + 1000));
         float want, got;
         {
-          test_util::IsaScope s(Isa::Scalar);
+          fixq::test::PathScope s(fixq::test::scalar_path());
           want = dot(t.type, x.span(), y.span());
         }
         {
-          test_util::IsaScope s(GetParam());
+          fixq::test::PathScope s(GetParam());
           got = dot(t.type, x.span(), y.span());
         }
         EXPECT_TRUE(same_float(want, got)) << t.name << ", " << blocks << " blocks, seed " << seed << ": " << want
@@ -191,24 +195,18 @@ TEST_P(IsaEquivalence, DotOfQuantizedDataIsBitIdentical) {
   for (float& v : b) v = gauss(rng) * 3.0f;
   for (const TypeTraits& t : all_types()) {
     if (!t.dot_type) continue;
-    test_util::IsaScope scalar(Isa::Scalar);
+    std::optional<fixq::test::PathScope> scope(std::in_place, fixq::test::scalar_path());
     const std::vector<std::byte> x = quantize(t.type, a), y = quantize(*t.dot_type, b);
     const float want = dot(t.type, x, y);
-    test_util::IsaScope fast(GetParam());
+    scope.reset();
+    fixq::test::PathScope fast(GetParam());
     EXPECT_EQ(bits(want), bits(dot(t.type, x, y))) << t.name;
   }
 }
 
-std::vector<Isa> fast_isas() {
-  std::vector<Isa> v;
-  for (Isa i : test_util::supported_isas())
-    if (i != Isa::Scalar) v.push_back(i);
-  return v;
-}
-
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(IsaEquivalence);
-INSTANTIATE_TEST_SUITE_P(EveryFastIsa, IsaEquivalence, ::testing::ValuesIn(fast_isas()),
-                         [](const ::testing::TestParamInfo<Isa>& i) { return to_string(i.param); });
+INSTANTIATE_TEST_SUITE_P(EveryFastIsa, IsaEquivalence, ::testing::ValuesIn(fixq::test::fast_paths()),
+                         [](const ::testing::TestParamInfo<fixq::test::KernelPath>& i) { return i.param.name(); });
 
 }  // namespace
 }  // namespace fixq::gguf

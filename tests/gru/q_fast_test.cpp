@@ -13,9 +13,11 @@
 #include "fixq/cpu.h"
 #include "fixq/gemm.h"
 #include "fixq/qgru.h"
-#include "gru/q_s8_gemm.h"
 #include "gru/float_test_util.h"
 #include "support/expect.h"
+#include "gru/q_fast.h"
+#include "support/kernel_paths.h"
+#include "support/registry_checks.h"
 
 namespace fixq {
 namespace {
@@ -50,10 +52,9 @@ QuantizedGru quantize(const GruModel& m, const Case& c, int64_t T, int64_t B) {
   return QuantizedGru(m, cal.finalize());
 }
 
-GruOutput run(const QuantizedGru& q, Isa isa, const std::vector<float>& x, const Shape& shape,
+GruOutput run(const QuantizedGru& q, const test::KernelPath& path, const std::vector<float>& x, const Shape& shape,
               const GruRunOptions& opt) {
-  test::IsaGuard guard;
-  set_isa_override(isa);
+  test::PathScope scope(path);
   return q.forward(x.data(), shape, opt);
 }
 
@@ -68,7 +69,6 @@ class FastLoop : public ::testing::TestWithParam<Case> {};
 
 TEST_P(FastLoop, EqualsReferenceBitForBit) {
   const Case& c = GetParam();
-  if (active_isa() == Isa::Scalar) GTEST_SKIP() << "this CPU has no AVX2: only the reference loop exists here";
   const GruModel m = gru_test::torch_init_model(c.C, c.H, c.layers, c.bidi, 7);
   const QuantizedGru q = quantize(m, c, 12, 4);
   // The fast loop must really run: a test that silently fell back would prove nothing.
@@ -85,10 +85,12 @@ TEST_P(FastLoop, EqualsReferenceBitForBit) {
       opt.h0 = h0.data();
       opt.lengths = lengths;
       const std::string what = c.name + " B=" + std::to_string(B) + " sigma=" + std::to_string(sigma);
-      const GruOutput ref = run(q, Isa::Scalar, x, Shape{T, B, c.C}, opt);
-      const GruOutput fast = run(q, active_isa(), x, Shape{T, B, c.C}, opt);
-      expect_same_bits(ref.y, fast.y, what + " y");
-      expect_same_bits(ref.h_n, fast.h_n, what + " h_n");
+      const GruOutput ref = run(q, test::scalar_path(), x, Shape{T, B, c.C}, opt);
+      for (const test::KernelPath& path : test::fast_paths()) {
+        const GruOutput fast = run(q, path, x, Shape{T, B, c.C}, opt);
+        expect_same_bits(ref.y, fast.y, what + " " + path.name() + " y");
+        expect_same_bits(ref.h_n, fast.h_n, what + " " + path.name() + " h_n");
+      }
     }
   }
 }
@@ -106,19 +108,22 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Streaming steps take the fast loop one frame at a time and must agree with it too.
 TEST(FastLoop, StreamEqualsReference) {
-  if (active_isa() == Isa::Scalar) GTEST_SKIP() << "no AVX2";
   const Case c{"s", 8, 17, 2, false, 8, ScaleKind::Float, CalibMethod::MinMax};
   const GruModel m = gru_test::torch_init_model(c.C, c.H, c.layers, false, 3);
   const QuantizedGru q = quantize(m, c, 10, 2);
   const std::vector<float> x = random_input(6 * 2 * c.C, 4, 2.0f);
-  std::vector<std::vector<float>> outs[2];
-  for (int pass = 0; pass < 2; ++pass) {
-    test::IsaGuard guard;
-    set_isa_override(pass == 0 ? Isa::Scalar : active_isa());
+  auto steps = [&](const test::KernelPath& path) {
+    test::PathScope scope(path);
+    std::vector<std::vector<float>> out;
     QuantizedGruStream s(q, 2);
-    for (int64_t t = 0; t < 6; ++t) outs[pass].push_back(s.step(x.data() + t * 2 * c.C));
+    for (int64_t t = 0; t < 6; ++t) out.push_back(s.step(x.data() + t * 2 * c.C));
+    return out;
+  };
+  const auto ref = steps(test::scalar_path());
+  for (const test::KernelPath& path : test::fast_paths()) {
+    const auto fast = steps(path);
+    for (size_t t = 0; t < ref.size(); ++t) expect_same_bits(ref[t], fast[t], path.name() + " step " + std::to_string(t));
   }
-  for (size_t t = 0; t < outs[0].size(); ++t) expect_same_bits(outs[0][t], outs[1][t], "step " + std::to_string(t));
 }
 
 // With two threads allowed, the directions of a bidirectional layer run concurrently:
@@ -139,47 +144,13 @@ TEST(FastLoop, BidirectionalOnTwoThreadsEqualsOneThread) {
   expect_same_bits(out[0].h_n, out[1].h_n, "h_n");
 }
 
-}  // namespace
-}  // namespace fixq
-
-namespace fixq::gru_detail {
-namespace {
-
-// The int8 x int8 kernel (vpmaddubsw on |x| and sign-adjusted weights) against a plain
-// int64 sum: ragged shapes, weights of -128 (the correction list) and activations of -128
-// (|x| = 128, the largest pair 2 * 128 * 127 that must not saturate).
-TEST(S8Gemm, EqualsPlainSumsOnRaggedShapesAndExtremes) {
-  std::mt19937 rng(11);
-  for (auto [n, k] : {std::pair<int64_t, int64_t>{1, 1}, {7, 3}, {8, 4}, {17, 33}, {48, 64}, {75, 130}, {24, 2051}}) {
-    for (int extreme = 0; extreme < 2; ++extreme) {
-      std::uniform_int_distribution<int> d(-128, 127), coin(0, 3);
-      std::vector<int32_t> w(static_cast<size_t>(n * k));
-      for (int32_t& v : w) v = extreme && coin(rng) != 0 ? -128 : d(rng);
-      const S8Weights packed = S8Weights::pack(w, n, k);
-      for (int64_t rows : {1, 2, 3, 4, 5, 9}) {
-        std::vector<int8_t> x(static_cast<size_t>(rows * packed.k4), 0);
-        for (int64_t m = 0; m < rows; ++m)
-          for (int64_t c = 0; c < k; ++c)
-            x[static_cast<size_t>(m * packed.k4 + c)] = static_cast<int8_t>(extreme ? (coin(rng) ? -128 : 127) : d(rng));
-        const int64_t ldc = n + 3;
-        std::vector<int32_t> ref(static_cast<size_t>(rows * ldc), -1), fast = ref;
-        s8_gemm_scalar(packed, x.data(), packed.k4, rows, ref.data(), ldc);
-        if (active_isa() != Isa::Scalar) s8_gemm_avx2(packed, x.data(), packed.k4, rows, fast.data(), ldc);
-        for (int64_t m = 0; m < rows; ++m)
-          for (int64_t r = 0; r < n; ++r) {
-            int64_t s = 0;
-            for (int64_t c = 0; c < k; ++c) s += int64_t{x[static_cast<size_t>(m * packed.k4 + c)]} * w[static_cast<size_t>(r * k + c)];
-            ASSERT_EQ(ref[static_cast<size_t>(m * ldc + r)], s) << "scalar n=" << n << " k=" << k << " m=" << m << " r=" << r;
-            if (active_isa() != Isa::Scalar)
-              ASSERT_EQ(fast[static_cast<size_t>(m * ldc + r)], s) << "avx2 n=" << n << " k=" << k << " m=" << m << " r=" << r;
-          }
-        // Columns past N are not written.
-        for (int64_t m = 0; m < rows; ++m)
-          for (int64_t r = n; r < ldc; ++r) ASSERT_EQ(fast[static_cast<size_t>(m * ldc + r)], -1);
-      }
-    }
-  }
+// The fast-loop comparisons above ran each family's own lane kernels: natively where this
+// CPU has them, through SIMDe for the AVX-512 families everywhere.
+TEST(FastLoop, EveryInstructionSetIsExercised) {
+  test::expect_complete(gru_detail::registry());
+  test::expect_each_family_runs_its_own(gru_detail::registry(), [](const gru_detail::GruKernels& k) { return k.lanes; },
+                                        "lane kernels");
 }
 
 }  // namespace
-}  // namespace fixq::gru_detail
+}  // namespace fixq

@@ -14,6 +14,7 @@
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/lowp.h"
+#include "support/kernel_paths.h"
 
 namespace fixq {
 namespace {
@@ -22,15 +23,6 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr Overflow D = Overflow::Default, S = Overflow::Saturate;
 
-struct IsaGuard {
-  ~IsaGuard() { set_isa_override(std::nullopt); }
-};
-
-std::vector<Isa> isas() {
-  std::vector<Isa> v{Isa::Scalar};
-  if (cpu_supports(Isa::Avx2)) v.push_back(Isa::Avx2);
-  return v;
-}
 
 std::string message_of(const std::function<void()>& f) {
   try {
@@ -120,12 +112,12 @@ TEST(LowpSpecials, NanInfAndOverflowFollowTheDocumentedPolicy) {
       {LowpType::Bf16, kInf, S, 0x7F7F},
       {LowpType::Bf16, kNan, D, 0x7FC0},
   };
-  IsaGuard guard;
-  for (Isa isa : isas()) {
-    set_isa_override(isa);
+  test::PathGuard guard;
+  for (const test::KernelPath& path : test::kernel_paths()) {
+    test::use_path(path);
     for (const Expect& c : cases) {
       const std::string what = std::string(lowp_info(c.type).name) + (c.overflow == D ? " default " : " saturate ") +
-                               std::to_string(c.x) + " on " + to_string(isa);
+                               std::to_string(c.x) + " on " + path.name();
       EXPECT_EQ(lowp_encode(c.type, c.x, c.overflow), c.code) << what;
       EXPECT_EQ(encode_in_array(c.type, c.x, c.overflow), c.code) << what;
     }
@@ -133,9 +125,9 @@ TEST(LowpSpecials, NanInfAndOverflowFollowTheDocumentedPolicy) {
 }
 
 TEST(LowpBadInput, NanIntoATypeWithoutNanIsAnErrorNamingTheElement) {
-  IsaGuard guard;
-  for (Isa isa : isas()) {
-    set_isa_override(isa);
+  test::PathGuard guard;
+  for (const test::KernelPath& path : test::kernel_paths()) {
+    test::use_path(path);
     for (const LowpType t : {LowpType::E2m3fn, LowpType::E3m2fn, LowpType::E2m1fn}) {
       for (const Overflow o : {D, S}) {
         EXPECT_EQ(message_of([&] { lowp_encode(t, kNan, o); }),
@@ -146,22 +138,22 @@ TEST(LowpBadInput, NanIntoATypeWithoutNanIsAnErrorNamingTheElement) {
         std::vector<uint8_t> c(100);
         EXPECT_EQ(message_of([&] { lowp_encode(t, x.data(), 100, c.data(), o); }),
                   "element 61 is NaN, which " + std::string(lowp_info(t).name) + " cannot represent (it has no NaN)")
-            << to_string(isa);
+            << path.name();
       }
     }
   }
 }
 
 TEST(LowpBadInput, CodesBeyondTheTypeAreErrorsNamingTheElement) {
-  IsaGuard guard;
-  for (Isa isa : isas()) {
-    set_isa_override(isa);
+  test::PathGuard guard;
+  for (const test::KernelPath& path : test::kernel_paths()) {
+    test::use_path(path);
     std::vector<uint8_t> c(50, 3);
     c[44] = 0x40;
     std::vector<float> x(50);
     EXPECT_EQ(message_of([&] { lowp_decode(LowpType::E2m3fn, c.data(), 50, x.data()); }),
               "element 44 = 64 is not a e2m3fn code (6 bits)")
-        << to_string(isa);
+        << path.name();
     c[44] = 0x10;
     EXPECT_NO_THROW(lowp_decode(LowpType::E2m3fn, c.data(), 50, x.data()));
     EXPECT_THROW(lowp_decode(LowpType::E2m1fn, c.data(), 50, x.data()), Error);

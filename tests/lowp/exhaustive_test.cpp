@@ -179,10 +179,11 @@ void run_type(LowpType t) {
   for (const Overflow o : {Overflow::Default, Overflow::Saturate}) {
     const size_t i = o == Overflow::Saturate;
     policies[i].steps = build_runs(ref, o);
-    policies[i].encode = lowp_detail::convert_kernels_for(active_isa()).encode[slot][i];
+    policies[i].encode =
+        lowp_detail::registry().pick([&](const lowp_detail::LowpKernels& k) { return k.convert.encode[slot][i]; }).kernel;
   }
   sweep(policies, slot, !lowp_info(t).has_nan);
-  for (size_t i = 0; i < 2; ++i) sample_scalar<Code>(policies[i].steps, lowp_detail::scalar_convert_kernels().encode[slot][i]);
+  for (size_t i = 0; i < 2; ++i) sample_scalar<Code>(policies[i].steps, lowp_detail::scalar::kLowp.convert.encode[slot][i]);
 }
 
 TEST_P(Exhaustive, EveryFloat32PatternEncodesAsTheReferenceSaysUnderBothPolicies) {

@@ -24,6 +24,7 @@
 #include "lowp/kernels.h"
 #include "lowp/traits.h"
 #include "reference.h"
+#include "support/kernel_paths.h"
 
 namespace fixq {
 namespace {
@@ -64,11 +65,6 @@ std::vector<T> read_golden(const std::string& name) {
   return v;
 }
 
-std::vector<Isa> isas() {
-  std::vector<Isa> v{Isa::Scalar};
-  if (cpu_supports(Isa::Avx2)) v.push_back(Isa::Avx2);
-  return v;
-}
 
 class Golden : public testing::TestWithParam<LowpType> {};
 
@@ -79,9 +75,12 @@ TEST_P(Golden, DecodeTableMatchesBitForBit) {
   const auto want = read_golden<uint32_t>(std::string(golden_name(t)) + ".decode.u32");
   const int bits = lowp_info(t).bits;
   ASSERT_EQ(want.size(), size_t{1} << bits);
-  for (Isa isa : isas()) {
+  for (const test::KernelPath& path : test::kernel_paths()) {
+    test::PathScope scope(path);
     std::vector<float> got(want.size());
-    const auto decode = lowp_detail::convert_kernels_for(isa).decode[static_cast<size_t>(t)];
+    const auto decode = lowp_detail::registry()
+                            .pick([t](const lowp_detail::LowpKernels& k) { return k.convert.decode[static_cast<size_t>(t)]; })
+                            .kernel;
     if (bits == 16) {
       std::vector<uint16_t> codes(want.size());
       for (size_t c = 0; c < codes.size(); ++c) codes[c] = static_cast<uint16_t>(c);
@@ -92,7 +91,7 @@ TEST_P(Golden, DecodeTableMatchesBitForBit) {
       EXPECT_EQ(decode(codes.data(), static_cast<int64_t>(codes.size()), got.data()), -1);
     }
     for (size_t c = 0; c < want.size(); ++c)
-      EXPECT_EQ(std::bit_cast<uint32_t>(got[c]), want[c]) << to_string(isa) << " code 0x" << std::hex << c;
+      EXPECT_EQ(std::bit_cast<uint32_t>(got[c]), want[c]) << path.name() << " code 0x" << std::hex << c;
   }
 }
 
@@ -116,10 +115,13 @@ void check_encodings(LowpType t, const std::string& inputs_file, const std::stri
     const auto want = read_golden<Code>(std::string(golden_name(t)) + "." + set + "." + policy +
                                         (sizeof(Code) == 2 ? ".u16" : ".u8"));
     ASSERT_EQ(want.size(), inputs.size()) << set << " " << policy;
-    for (Isa isa : isas()) {
+    for (const test::KernelPath& path : test::kernel_paths()) {
+      test::PathScope scope(path);
       std::vector<Code> got(inputs.size());
-      lowp_detail::convert_kernels_for(isa).encode[static_cast<size_t>(t)][o == Overflow::Saturate](
-          inputs.data(), static_cast<int64_t>(inputs.size()), got.data());
+      const size_t sat = o == Overflow::Saturate;
+      lowp_detail::registry()
+          .pick([t, sat](const lowp_detail::LowpKernels& k) { return k.convert.encode[static_cast<size_t>(t)][sat]; })
+          .kernel(inputs.data(), static_cast<int64_t>(inputs.size()), got.data());
       int e8m0_subnormals = 0, failures = 0;
       for (size_t i = 0; i < inputs.size() && failures < 10; ++i) {
         const auto x = std::bit_cast<uint32_t>(inputs[i]);
@@ -129,7 +131,7 @@ void check_encodings(LowpType t, const std::string& inputs_file, const std::stri
         const auto expected = ref.encode(x, o);
         const uint32_t fixq_side = expected ? *expected : lowp_detail::kNoNanMarker;
         if (why == nullptr || got[i] != static_cast<Code>(fixq_side)) {
-          ADD_FAILURE() << to_string(isa) << " " << set << "." << policy << "[" << i << "]: input 0x" << std::hex << x
+          ADD_FAILURE() << path.name() << " " << set << "." << policy << "[" << i << "]: input 0x" << std::hex << x
                         << " -> 0x" << int{got[i]} << ", ml_dtypes 0x" << int{want[i]};
           ++failures;
         }
@@ -144,7 +146,7 @@ void check_encodings(LowpType t, const std::string& inputs_file, const std::stri
       }
       if (t == LowpType::E8m0fnu) {
         const int documented = set == "random" ? 269 : set == "edges" ? 97 : set == "from_bf16" ? 31 : 0;
-        EXPECT_EQ(e8m0_subnormals, documented) << to_string(isa) << " " << set << "." << policy;
+        EXPECT_EQ(e8m0_subnormals, documented) << path.name() << " " << set << "." << policy;
       }
     }
   }

@@ -13,6 +13,8 @@
 #include "fixq/cpu.h"
 #include "fixq/lowp.h"
 #include "lowp/kernels.h"
+#include "support/kernel_paths.h"
+#include "support/registry_checks.h"
 
 namespace fixq {
 namespace {
@@ -22,12 +24,12 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
-std::vector<Isa> fast_isas() {
-  std::vector<Isa> v;
-  for (Isa i : {Isa::Avx2, Isa::Avx512})
-    if (cpu_supports(i)) v.push_back(i);
-  return v;
+// The kernel the active path runs for one operation.
+template <class Get>
+auto active(Get get) {
+  return lowp_detail::registry().pick(get).kernel;
 }
+using lowp_detail::LowpKernels;
 
 // A mix: uniform bit patterns (NaN, inf, subnormals included), values near the narrow
 // types' ranges, exact ties of the narrow grids, zeros, and huge values.
@@ -49,9 +51,9 @@ std::vector<float> mixed_floats(size_t n, std::mt19937& rng) {
 TEST(LowpIsa, EncodeMatchesScalarBitForBit) {
   std::mt19937 rng(7);
   const std::vector<float> x = mixed_floats(4096 + 64, rng);
-  for (Isa isa : fast_isas()) {
-    const auto& fast = lowp_detail::convert_kernels_for(isa);
-    const auto& ref = lowp_detail::scalar_convert_kernels();
+  for (const test::KernelPath& path : test::fast_paths()) {
+    test::PathScope scope(path);
+    const auto& ref = lowp_detail::scalar::kLowp.convert;
     for (int t = 0; t < kLowpTypeCount; ++t) {
       const size_t width = lowp_info(static_cast<LowpType>(t)).bits == 16 ? 2 : 1;
       for (int o = 0; o < 2; ++o) {
@@ -59,10 +61,10 @@ TEST(LowpIsa, EncodeMatchesScalarBitForBit) {
                                 int64_t{63}, int64_t{100}, int64_t{4096}}) {
           for (const size_t offset : {size_t{0}, size_t{1}, size_t{3}}) {
             std::vector<uint8_t> a(static_cast<size_t>(n) * width + 8, 0xAB), b(a.size(), 0xAB);
-            const int64_t ia = fast.encode[t][o](x.data() + offset, n, a.data() + offset * width % 8);
+            const int64_t ia = active([&](const LowpKernels& k) { return k.convert.encode[t][o]; })(x.data() + offset, n, a.data() + offset * width % 8);
             const int64_t ib = ref.encode[t][o](x.data() + offset, n, b.data() + offset * width % 8);
-            EXPECT_EQ(ia, ib) << to_string(isa) << " " << lowp_info(static_cast<LowpType>(t)).name << " n=" << n;
-            EXPECT_EQ(a, b) << to_string(isa) << " " << lowp_info(static_cast<LowpType>(t)).name << " policy " << o
+            EXPECT_EQ(ia, ib) << path.name() << " " << lowp_info(static_cast<LowpType>(t)).name << " n=" << n;
+            EXPECT_EQ(a, b) << path.name() << " " << lowp_info(static_cast<LowpType>(t)).name << " policy " << o
                             << " n=" << n << " offset " << offset;
           }
         }
@@ -75,9 +77,9 @@ TEST(LowpIsa, DecodeMatchesScalarBitForBit) {
   std::mt19937 rng(8);
   std::vector<uint8_t> bytes(2 * 4096 + 16);
   for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
-  for (Isa isa : fast_isas()) {
-    const auto& fast = lowp_detail::convert_kernels_for(isa);
-    const auto& ref = lowp_detail::scalar_convert_kernels();
+  for (const test::KernelPath& path : test::fast_paths()) {
+    test::PathScope scope(path);
+    const auto& ref = lowp_detail::scalar::kLowp.convert;
     for (int t = 0; t < kLowpTypeCount; ++t) {
       const int bits = lowp_info(static_cast<LowpType>(t)).bits;
       // For float6/float4, mostly valid codes with a few invalid ones among them.
@@ -88,8 +90,9 @@ TEST(LowpIsa, DecodeMatchesScalarBitForBit) {
         for (const size_t offset : {size_t{0}, size_t{1}}) {
           std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
           const void* in = codes.data() + offset * (bits == 16 ? 2 : 1);
-          EXPECT_EQ(fast.decode[t](in, n, a.data()), ref.decode[t](in, n, b.data()));
-          EXPECT_TRUE(same_bits(a, b)) << to_string(isa) << " " << lowp_info(static_cast<LowpType>(t)).name << " n=" << n;
+          EXPECT_EQ(active([&](const LowpKernels& k) { return k.convert.decode[t]; })(in, n, a.data()),
+                    ref.decode[t](in, n, b.data()));
+          EXPECT_TRUE(same_bits(a, b)) << path.name() << " " << lowp_info(static_cast<LowpType>(t)).name << " n=" << n;
         }
       }
     }
@@ -107,26 +110,46 @@ TEST(LowpIsa, MxMatchesScalarBitForBit) {
       x[b * kMxBlockSize + i] = std::ldexp(static_cast<float>(std::normal_distribution<double>(0.0, 1.0)(rng)), e);
   }
   for (int64_t i = 0; i < kMxBlockSize; ++i) x[3 * kMxBlockSize + i] = 0.0f;  // an all-zero block
-  for (Isa isa : fast_isas()) {
-    const auto& fast = lowp_detail::mx_kernels_for(isa);
-    const auto& ref = lowp_detail::scalar_mx_kernels();
+  for (const test::KernelPath& path : test::fast_paths()) {
+    test::PathScope scope(path);
+    const auto& ref = lowp_detail::scalar::kLowp.mx;
     for (int t = 0; t < kMxTypeCount; ++t) {
       const auto bytes = static_cast<size_t>(mx_info(static_cast<MxType>(t)).block_bytes * kBlocks);
       std::vector<uint8_t> qa(bytes), qb(bytes);
-      fast.quantize[t](x.data(), kBlocks, qa.data());
+      active([&](const LowpKernels& k) { return k.mx.quantize[t]; })(x.data(), kBlocks, qa.data());
       ref.quantize[t](x.data(), kBlocks, qb.data());
-      EXPECT_EQ(qa, qb) << to_string(isa) << " " << mx_info(static_cast<MxType>(t)).name;
+      EXPECT_EQ(qa, qb) << path.name() << " " << mx_info(static_cast<MxType>(t)).name;
       // Dequantize arbitrary bytes too, not only what quantize writes.
       std::vector<uint8_t> any(bytes);
       for (uint8_t& v : any) v = static_cast<uint8_t>(rng());
       for (const auto* in : {&qa, &any}) {
         std::vector<float> da(x.size()), db(x.size());
-        fast.dequantize[t](in->data(), kBlocks, da.data());
+        active([&](const LowpKernels& k) { return k.mx.dequantize[t]; })(in->data(), kBlocks, da.data());
         ref.dequantize[t](in->data(), kBlocks, db.data());
-        EXPECT_TRUE(same_bits(da, db)) << to_string(isa) << " " << mx_info(static_cast<MxType>(t)).name;
+        EXPECT_TRUE(same_bits(da, db)) << path.name() << " " << mx_info(static_cast<MxType>(t)).name;
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace fixq
+
+namespace fixq {
+namespace {
+
+// The comparisons above ran each family's own kernels (natively or through SIMDe).
+TEST(LowpIsa, EveryInstructionSetIsExercised) {
+  test::expect_complete(lowp_detail::registry());
+  for (int t = 0; t < kLowpTypeCount; ++t) {
+    test::expect_each_family_runs_its_own(lowp_detail::registry(), [t](const LowpKernels& k) { return k.convert.decode[t]; },
+                                          "decode");
+    test::expect_each_family_runs_its_own(lowp_detail::registry(),
+                                          [t](const LowpKernels& k) { return k.convert.encode[t][0]; }, "encode");
+  }
+  for (int t = 0; t < kMxTypeCount; ++t)
+    test::expect_each_family_runs_its_own(lowp_detail::registry(), [t](const LowpKernels& k) { return k.mx.quantize[t]; },
+                                          "mx quantize");
 }
 
 }  // namespace

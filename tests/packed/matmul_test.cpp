@@ -13,6 +13,9 @@
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/packed.h"
+#include "packed/layout.h"
+#include "support/kernel_paths.h"
+#include "support/registry_checks.h"
 #include "gptq_fixture.h"
 
 namespace fixq {
@@ -20,16 +23,6 @@ namespace {
 
 using gptq_test::Layer;
 
-struct IsaGuard {
-  ~IsaGuard() { set_isa_override(std::nullopt); }
-};
-
-std::vector<Isa> isas() {
-  std::vector<Isa> v;
-  for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
-    if (cpu_supports(i)) v.push_back(i);
-  return v;
-}
 
 double gamma(int64_t j) {
   const double u = 0x1p-24;
@@ -81,17 +74,17 @@ void check_layer(const Layer& l, const std::vector<float>& x, int64_t m) {
   const Exact e = exact_product(l, x, m);
   const std::vector<float> ref = dequantize_then_gemm(w, x, m);
   const double bound = gamma(l.k / l.groups + l.groups + 1), ref_bound = gamma(l.k + 1);
-  IsaGuard guard;
-  for (Isa isa : isas()) {
-    set_isa_override(isa);
+  test::PathGuard guard;
+  for (const test::KernelPath& path : test::kernel_paths()) {
+    test::use_path(path);
     std::vector<float> y(static_cast<size_t>(m * l.n), NAN);
     weight_only_matmul(x.data(), m, w, y.data());
     for (size_t i = 0; i < y.size(); ++i) {
       const long double slack = e.abs[i] * 0x1p-50L;
       ASSERT_LE(std::fabs(y[i] - e.sum[i]), bound * e.abs[i] + slack)
-          << to_string(isa) << " bits " << l.bits << " m " << m << " k " << l.k << " n " << l.n << " element " << i;
+          << path.name() << " bits " << l.bits << " m " << m << " k " << l.k << " n " << l.n << " element " << i;
       ASSERT_LE(std::fabs(ref[i] - e.sum[i]), ref_bound * e.abs[i] + slack) << "the reference GEMM, element " << i;
-      ASSERT_LE(std::fabs(y[i] - ref[i]), (bound + ref_bound) * e.abs[i] + 2 * slack) << to_string(isa) << " vs GEMM";
+      ASSERT_LE(std::fabs(y[i] - ref[i]), (bound + ref_bound) * e.abs[i] + 2 * slack) << path.name() << " vs GEMM";
     }
   }
 }
@@ -134,12 +127,12 @@ TEST(WeightOnlyMatmul, IsExactWhenEveryStepIs) {
   for (float& v : x) v = static_cast<float>(static_cast<int>(rng() % 17) - 8);
   const Exact e = exact_product(l, x, 5);
   const PackedWeights w = gptq_test::to_packed(l);
-  IsaGuard guard;
-  for (Isa isa : isas()) {
-    set_isa_override(isa);
+  test::PathGuard guard;
+  for (const test::KernelPath& path : test::kernel_paths()) {
+    test::use_path(path);
     std::vector<float> y(5 * 33);
     weight_only_matmul(x.data(), 5, w, y.data());
-    for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(static_cast<long double>(y[i]), e.sum[i]) << to_string(isa) << " " << i;
+    for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(static_cast<long double>(y[i]), e.sum[i]) << path.name() << " " << i;
   }
 }
 
@@ -147,15 +140,15 @@ TEST(WeightOnlyMatmul, NanAndInfinityPropagate) {
   std::mt19937 rng(44);
   const Layer l = gptq_test::random_layer(2, 64, 8, 1, false, rng);
   const PackedWeights w = gptq_test::to_packed(l);
-  IsaGuard guard;
-  for (Isa isa : isas()) {
-    set_isa_override(isa);
+  test::PathGuard guard;
+  for (const test::KernelPath& path : test::kernel_paths()) {
+    test::use_path(path);
     std::vector<float> x(2 * 64, 1.0f), y(2 * 8);
     x[5] = NAN;
     weight_only_matmul(x.data(), 2, w, y.data());
     for (int c = 0; c < 8; ++c) {
-      EXPECT_TRUE(std::isnan(y[static_cast<size_t>(c)])) << to_string(isa);
-      EXPECT_FALSE(std::isnan(y[static_cast<size_t>(8 + c)])) << to_string(isa);
+      EXPECT_TRUE(std::isnan(y[static_cast<size_t>(c)])) << path.name();
+      EXPECT_FALSE(std::isnan(y[static_cast<size_t>(8 + c)])) << path.name();
     }
   }
 }
@@ -168,6 +161,13 @@ TEST(WeightOnlyMatmulBadInput, CountsAndPointers) {
   EXPECT_THROW(weight_only_matmul(nullptr, 1, w, y.data()), Error);
   EXPECT_THROW(weight_only_matmul(x.data(), 1, w, nullptr), Error);
   EXPECT_NO_THROW(weight_only_matmul(nullptr, 0, w, nullptr));
+}
+
+// The comparisons above ran each family's own kernel.
+TEST(PackedMatmul, EveryInstructionSetIsExercised) {
+  test::expect_complete(packed_detail::registry());
+  test::expect_each_family_runs_its_own(packed_detail::registry(),
+                                        [](const packed_detail::PackedKernels& k) { return k.matmul; }, "matmul");
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ def gguf_names():
 
 
 def test_gguf_traits_match_types_tsv():
-    rows = {f[0]: f for f in tsv(GGML, "types.tsv") if f[0] != "nvfp4"}  # nvfp4: not implemented
+    # types_more.tsv: the types ggml's golden set added later (iq4_xs, tq1_0, tq2_0).
+    rows = {f[0]: f for f in tsv(GGML, "types.tsv") + tsv(GGML, "types_more.tsv")}
     assert sorted(rows) == sorted(gguf_names())
     ids = []
     for t in F.gguf_types():
@@ -114,7 +115,7 @@ def test_gguf_dots_match_ggml_generic_bit_for_bit():
             else:
                 assert f32_bits(rows[r]) == f32_bits(want[r]), (file, r, rows[r], want[r])
         pairs += 1
-    assert pairs == 12
+    assert pairs == 16
 
 
 # ============================================ GGUF: numpy re-implementations of ggml's formulas
@@ -196,6 +197,120 @@ def test_gguf_matches_ggml_published_formula(name, quant_ref, dequant_ref):
     bad = np.flatnonzero(got != want)
     assert bad.size == 0, f"{name}: first differing bytes at {bad[:5]} (block {bad[0] // F.gguf_type_info(name).block_bytes})"
     np.testing.assert_array_equal(f32_bits(F.gguf_dequantize(name, got)), f32_bits(dequant_ref(got)))
+
+
+# The later types, from the block layouts of the golden vectors' README (ggml-common.h).
+IQ4NL_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], np.float32)
+# ggml's E2M1 table (kvalues_mxfp4 / 2): code 8 is +0, not -0.
+E2M1_VALUES = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, 0, -.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+
+
+def ue4m3_value(code):
+    """UE4M3 as ggml reads it: bit 7 ignored, 0 and 0x7F (NaN) read as 0, bias 7, subnormals m * 2^-9."""
+    code = np.asarray(code, np.int64)
+    e, m = (code >> 3) & 15, code & 7
+    v = np.where(e == 0, m * 2.0**-9, (1 + m / 8) * np.exp2(e - 7.0))
+    return np.where((code == 0) | (code == 0x7F), 0.0, v).astype(np.float32)
+
+
+def tq1_0_digits(b, n):
+    """Digit n (most significant first) of TQ1_0 bytes: ((b * 3^n) mod 256 * 3) >> 8."""
+    return ((np.asarray(b, np.int64) * 3**n) % 256 * 3) >> 8
+
+
+def tq1_0_codes(blocks):
+    """The 256 codes t + 1 of each TQ1_0 block [nb, 54], in element order."""
+    qs, qh = blocks[:, :48], blocks[:, 48:52]
+    parts = [tq1_0_digits(qs[:, :32], n) for n in range(5)] + [tq1_0_digits(qs[:, 32:], n) for n in range(5)]
+    parts += [tq1_0_digits(qh, n) for n in range(4)]
+    return np.concatenate(parts, axis=1)
+
+
+def tq2_0_codes(blocks):
+    qs = blocks[:, :64].astype(np.int64)
+    return np.concatenate([(qs[:, 32 * c:32 * c + 32] >> (2 * n)) & 3 for c in range(2) for n in range(4)], axis=1)
+
+
+def ternary_dequant_reference(name, data):
+    nb_bytes, d_at, codes = (54, 52, tq1_0_codes) if name == "tq1_0" else (66, 64, tq2_0_codes)
+    blocks = np.asarray(data, np.uint8).reshape(-1, nb_bytes)
+    d = fp16_value(blocks[:, d_at:d_at + 2])
+    return ((codes(blocks) - 1).astype(np.float32) * d[:, None]).astype(np.float32).ravel()
+
+
+def ternary_quantize_reference(name, x):
+    """ggml's quantize_row_tq*_ref: d = amax, code = lroundf(x * (1/d)) + 1 (ties away from 0)."""
+    blocks = np.asarray(x, np.float32).reshape(-1, 256)
+    d = np.max(np.abs(blocks), axis=1)
+    with np.errstate(divide="ignore"):
+        inv = np.where(d != 0, np.float32(1) / d, np.float32(0)).astype(np.float32)
+    v = (blocks * inv[:, None]).astype(np.float32)
+    c = (np.sign(v) * np.floor(np.abs(v.astype(np.float64)) + 0.5)).astype(np.int64) + 1
+    if name == "tq2_0":
+        qs = [sum(c[:, 128 * k + 32 * n:128 * k + 32 * n + 32] << (2 * n) for n in range(4)) for k in range(2)]
+        body = np.concatenate(qs, axis=1)
+    else:
+        def pack(groups, extra=0):  # base 3, first digit most significant, scaled to ceil(v * 256 / 243)
+            v = sum(g * 3 ** (len(groups) - 1 - i) for i, g in enumerate(groups)) * 3**extra
+            return (v * 256 + 242) // 243
+        qs0 = pack([c[:, 32 * n:32 * n + 32] for n in range(5)])
+        qs1 = pack([c[:, 160 + 16 * n:176 + 16 * n] for n in range(5)])
+        qh = pack([c[:, 240 + 4 * n:244 + 4 * n] for n in range(4)], extra=1)
+        body = np.concatenate([qs0, qs1, qh], axis=1)
+    return np.concatenate([body.astype(np.uint8), fp16_bytes(d)], axis=1).ravel()
+
+
+def iq4_xs_dequant_reference(data):
+    blocks = np.asarray(data, np.uint8).reshape(-1, 136)
+    d = fp16_value(blocks[:, :2])
+    h = blocks[:, 2].astype(np.int64) | (blocks[:, 3].astype(np.int64) << 8)
+    out = []
+    for ib in range(8):
+        ls = ((blocks[:, 4 + ib // 2] >> (4 * (ib % 2))) & 15) | (((h >> (2 * ib)) & 3) << 4)
+        dl = (d * (ls - 32).astype(np.float32)).astype(np.float32)
+        q = blocks[:, 8 + 16 * ib:24 + 16 * ib]
+        values = IQ4NL_VALUES[np.concatenate([q & 15, q >> 4], axis=1)]
+        out.append((dl[:, None] * values).astype(np.float32))
+    return np.concatenate(out, axis=1).ravel()
+
+
+def nvfp4_dequant_reference(data):
+    blocks = np.asarray(data, np.uint8).reshape(-1, 36)
+    out = []
+    for s in range(4):
+        q = blocks[:, 4 + 8 * s:12 + 8 * s]
+        values = E2M1_VALUES[np.concatenate([q & 15, q >> 4], axis=1)]
+        out.append((values * ue4m3_value(blocks[:, s])[:, None]).astype(np.float32))
+    return np.concatenate(out, axis=1).ravel()
+
+
+@pytest.mark.parametrize("name", ["tq1_0", "tq2_0", "iq4_xs", "nvfp4"])
+def test_gguf_later_types_dequantize_any_bytes_as_their_layout_says(name):
+    # Arbitrary bytes (tq2_0's unused code 3, every UE4M3 code, every scale code) with
+    # moderate fp16 scales, and the quantized golden inputs.
+    t = F.gguf_type_info(name)
+    rng = np.random.default_rng(11)
+    data = rng.integers(0, 256, (200, t.block_bytes), dtype=np.uint8)
+    d_at = {"tq1_0": 52, "tq2_0": 64, "iq4_xs": 0, "nvfp4": None}[name]
+    if d_at is not None:
+        data[:, d_at:d_at + 2] = fp16_bytes(rng.standard_normal(200).astype(np.float32))
+    reference = {"tq1_0": lambda b: ternary_dequant_reference("tq1_0", b),
+                 "tq2_0": lambda b: ternary_dequant_reference("tq2_0", b),
+                 "iq4_xs": iq4_xs_dequant_reference, "nvfp4": nvfp4_dequant_reference}[name]
+    for packed in (data.ravel(), F.gguf_quantize(name, golden(GGML, "inputs.f32", np.float32))):
+        np.testing.assert_array_equal(f32_bits(F.gguf_dequantize(name, packed)), f32_bits(reference(packed)))
+
+
+@pytest.mark.parametrize("name", ["tq1_0", "tq2_0"])
+def test_gguf_ternary_quantize_matches_ggml_published_formula(name):
+    x = formula_inputs()
+    rng = np.random.default_rng(12)
+    ties = rng.integers(-2, 3, 256 * 8).astype(np.float32) * 0.5  # +-0.5 of amax 1: ties away from zero
+    ties[::256] = 1.0
+    zeros = np.zeros(256, np.float32)
+    zeros[::2] = -0.0
+    x = np.concatenate([x[: len(x) // 256 * 256], ties, zeros])
+    np.testing.assert_array_equal(F.gguf_quantize(name, x), ternary_quantize_reference(name, x))
 
 
 def test_gguf_q8_0_rounds_ties_away_from_zero():

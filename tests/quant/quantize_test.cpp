@@ -16,13 +16,14 @@
 #include "fixq/error.h"
 #include "fixq/quant.h"
 #include "support/expect.h"
+#include "quant/kernels.h"
+#include "support/kernel_paths.h"
+#include "support/registry_checks.h"
 
 namespace fixq {
 namespace {
 
 using test::expect_error;
-using test::IsaGuard;
-using test::supported_isas;
 
 QuantScheme scheme(int bits, bool sgn, Granularity g, int axis = 0, int64_t group = 0,
                    Symmetry sym = Symmetry::Asymmetric, ScaleKind kind = ScaleKind::Float) {
@@ -133,7 +134,7 @@ std::vector<Case> granularity_cases(int bits, bool sgn) {
 
 template <class Q>
 void check_against_oracle_and_isas(int bits, bool sgn, std::mt19937& rng) {
-  IsaGuard guard;
+  test::PathGuard guard;
   for (const Case& c : granularity_cases(bits, sgn)) {
     for (ScaleKind kind : {ScaleKind::Float, ScaleKind::PowerOfTwo}) {
       QuantScheme s = c.scheme;
@@ -142,7 +143,7 @@ void check_against_oracle_and_isas(int bits, bool sgn, std::mt19937& rng) {
       const int64_t n = numel(c.shape);
       const std::vector<float> x = nasty_values(static_cast<size_t>(n), rng);
       std::vector<Q> ref(n);
-      set_isa_override(Isa::Scalar);
+      test::use_path(test::scalar_path());
       quantize(x.data(), c.shape, p, ref.data());
       for (int64_t i = 0; i < n; ++i) {
         const int64_t k = slot_of(s, c.shape, i);
@@ -155,15 +156,15 @@ void check_against_oracle_and_isas(int bits, bool sgn, std::mt19937& rng) {
         const int64_t k = slot_of(s, c.shape, i);
         ASSERT_EQ(deq_ref[i], static_cast<float>(ref[i] - p.zero_point[k]) * p.scale[k]);
       }
-      for (Isa isa : supported_isas()) {
-        set_isa_override(isa);
+      for (const test::KernelPath& path : test::kernel_paths()) {
+        test::use_path(path);
         std::vector<Q> q(n);
         quantize(x.data(), c.shape, p, q.data());
-        ASSERT_EQ(q, ref) << to_string(isa) << " " << s.format.name() << " " << to_string(s.granularity);
+        ASSERT_EQ(q, ref) << path.name() << " " << s.format.name() << " " << to_string(s.granularity);
         std::vector<float> deq(n);
         dequantize(q.data(), c.shape, p, deq.data());
         for (int64_t i = 0; i < n; ++i)
-          ASSERT_EQ(std::bit_cast<uint32_t>(deq[i]), std::bit_cast<uint32_t>(deq_ref[i])) << to_string(isa);
+          ASSERT_EQ(std::bit_cast<uint32_t>(deq[i]), std::bit_cast<uint32_t>(deq_ref[i])) << path.name();
       }
     }
   }
@@ -185,7 +186,7 @@ TEST(Quantize, MatchesOracleAndEveryIsaMatchesScalar) {
 
 // Every length from 1 to 67 and a few large ones, so every vector tail is taken.
 TEST(Quantize, RaggedLengthsBitIdentical) {
-  IsaGuard guard;
+  test::PathGuard guard;
   std::mt19937 rng(14);
   for (int64_t n : [] {
          std::vector<int64_t> v;
@@ -198,12 +199,12 @@ TEST(Quantize, RaggedLengthsBitIdentical) {
       const QuantParams p = random_params(s, shape, rng);
       const std::vector<float> x = nasty_values(static_cast<size_t>(n), rng);
       std::vector<int32_t> ref(n), q(n);
-      set_isa_override(Isa::Scalar);
+      test::use_path(test::scalar_path());
       quantize(x.data(), shape, p, ref.data());
-      for (Isa isa : supported_isas()) {
-        set_isa_override(isa);
+      for (const test::KernelPath& path : test::kernel_paths()) {
+        test::use_path(path);
         quantize(x.data(), shape, p, q.data());
-        ASSERT_EQ(q, ref) << "n=" << n << " " << to_string(isa);
+        ASSERT_EQ(q, ref) << "n=" << n << " " << path.name();
       }
     }
   }
@@ -212,7 +213,7 @@ TEST(Quantize, RaggedLengthsBitIdentical) {
 // quantize(dequantize(q)) == q for every q of every bit width and granularity.
 template <class Q>
 void round_trip_all_values(int bits, bool sgn, std::mt19937& rng) {
-  IsaGuard guard;
+  test::PathGuard guard;
   const IntFormat f = IntFormat::make(bits, sgn);
   const int64_t count = int64_t{f.qmax()} - f.qmin() + 1;
   for (const Case& c0 : granularity_cases(bits, sgn)) {
@@ -229,11 +230,11 @@ void round_trip_all_values(int bits, bool sgn, std::mt19937& rng) {
       std::vector<Q> q(n), back(n);
       for (int64_t i = 0; i < n; ++i) q[i] = static_cast<Q>(f.qmin() + (i * 7919 + i / count) % count);
       std::vector<float> x(n);
-      for (Isa isa : supported_isas()) {
-        set_isa_override(isa);
+      for (const test::KernelPath& path : test::kernel_paths()) {
+        test::use_path(path);
         dequantize(q.data(), shape, p, x.data());
         quantize(x.data(), shape, p, back.data());
-        ASSERT_EQ(back, q) << f.name() << " " << to_string(s.granularity) << " " << to_string(kind) << " " << to_string(isa);
+        ASSERT_EQ(back, q) << f.name() << " " << to_string(s.granularity) << " " << to_string(kind) << " " << path.name();
       }
     }
   }
@@ -265,14 +266,14 @@ TEST(Quantize, RoundTripEveryValueEveryFormat) {
 }
 
 TEST(Quantize, NanIsAnErrorUnlessMapped) {
-  IsaGuard guard;
+  test::PathGuard guard;
   const Shape shape{40};
   std::vector<float> x(40, 1.0f);
   x[37] = std::nanf("");
   std::mt19937 rng(16);
   const QuantParams p = random_params(scheme(8, false, Granularity::PerTensor), shape, rng);
-  for (Isa isa : supported_isas()) {
-    set_isa_override(isa);
+  for (const test::KernelPath& path : test::kernel_paths()) {
+    test::use_path(path);
     std::vector<uint8_t> q(40);
     expect_error([&] { quantize(x.data(), shape, p, q.data()); }, "element 37 of the tensor to quantize is NaN");
     quantize(x.data(), shape, p, q.data(), NanPolicy::ToZeroPoint);
@@ -298,11 +299,14 @@ TEST(Quantize, BadInputIsAClearError) {
   expect_error([&] { dequantize(bad.data(), shape, p4, out.data()); }, "element 5 = 9 is outside the int4 range");
 }
 
-// Says in the test log which fast paths this machine could not exercise, instead of
-// letting the comparisons above pass silently without them.
+// The comparisons above ran each family's own kernels: natively where this CPU has them,
+// through SIMDe for the AVX-512 families everywhere.
 TEST(Quantize, EveryInstructionSetIsExercised) {
-  for (Isa isa : {Isa::Avx2, Isa::Avx512})
-    if (!cpu_supports(isa)) GTEST_SKIP() << to_string(isa) << " is not supported by this CPU: its kernels were not compared here";
+  using quant_detail::QuantTable;
+  test::expect_complete(quant_detail::registry());
+  test::expect_each_family_runs_its_own(quant_detail::registry(), [](const QuantTable& t) { return t.s8.quantize; }, "quantize");
+  test::expect_each_family_runs_its_own(quant_detail::registry(), [](const QuantTable& t) { return t.u16.dequantize_pc; },
+                                        "dequantize per channel");
 }
 
 }  // namespace

@@ -1,13 +1,10 @@
-// Shared test helpers: error expectations and instruction-set selection.
+// Shared test helper: error expectations.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <optional>
 #include <string>
-#include <vector>
 
-#include "fixq/cpu.h"
 #include "fixq/error.h"
 
 namespace fixq::test {
@@ -24,21 +21,5 @@ void expect_error(F&& f, const Keys&... keys) {
       EXPECT_NE(msg.find(key), std::string::npos) << "'" << key << "' not in: " << msg;
   }
 }
-
-// The instruction sets this CPU can run, scalar first.
-inline std::vector<Isa> supported_isas() {
-  std::vector<Isa> v;
-  for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512})
-    if (cpu_supports(i)) v.push_back(i);
-  return v;
-}
-
-// Restores the default instruction set when it goes out of scope, even on failure.
-struct IsaGuard {
-  IsaGuard() = default;
-  IsaGuard(const IsaGuard&) = delete;
-  IsaGuard& operator=(const IsaGuard&) = delete;
-  ~IsaGuard() { set_isa_override(std::nullopt); }
-};
 
 }  // namespace fixq::test

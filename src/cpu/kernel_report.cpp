@@ -1,0 +1,49 @@
+// active_kernels(): which family each module's operations run now, from the modules' own
+// registries (the same pick() the operations make).
+#include "fixq/cpu.h"
+#include "fixq/error.h"
+#include "gemm/kernels.h"
+#include "gguf/kernels.h"
+#include "gru/q_fast.h"
+#include "lowp/kernels.h"
+#include "packed/layout.h"
+#include "quant/kernels.h"
+
+namespace fixq {
+
+std::vector<KernelChoice> active_kernels() {
+  std::vector<KernelChoice> v;
+  auto gemm = [&](const char* op, IntType a, IntType b) {
+    const auto k = gemm_detail::pick_kernel(a, b);
+    v.push_back({op, k.kernel->name});
+  };
+  gemm("gemm u8 x s8", IntType::U8, IntType::S8);
+  gemm("gemm s8 x s8", IntType::S8, IntType::S8);
+  gemm("gemm s16 x s8", IntType::S16, IntType::S8);
+  gemm("gemm u8/s8 x s16", IntType::U8, IntType::S16);
+  v.push_back({"gru step", gru_detail::fast_kernel_name()});
+  v.push_back({"quantize int8",
+               to_string(quant_detail::registry().pick([](const quant_detail::QuantTable& t) { return t.s8.quantize; }).isa)});
+  const auto gguf_dot = gguf::detail::registry().pick(
+      [](const gguf::detail::GgufKernels& k) { return k.format[static_cast<size_t>(gguf::Type::Q4_0)].dot; });
+  const auto gguf_deq = gguf::detail::registry().pick(
+      [](const gguf::detail::GgufKernels& k) { return k.format[static_cast<size_t>(gguf::Type::Q4_0)].dequantize; });
+  v.push_back({"gguf dot", to_string(gguf_dot.isa)});
+  v.push_back({"gguf dequantize", to_string(gguf_deq.isa)});
+  const auto lowp = lowp_detail::registry().pick([](const lowp_detail::LowpKernels& k) { return k.convert.decode[0]; });
+  v.push_back({"float8/6/4 convert", to_string(lowp.isa)});
+  const auto packed = packed_detail::registry().pick([](const packed_detail::PackedKernels& k) { return k.matmul; });
+  v.push_back({"packed weight-only matmul", to_string(packed.isa)});
+  return v;
+}
+
+std::string active_kernel(std::string_view operation) {
+  std::string known;
+  for (const KernelChoice& k : active_kernels()) {
+    if (k.operation == operation) return k.kernel;
+    known += (known.empty() ? "" : ", ") + k.operation;
+  }
+  fail("unknown operation '", operation, "'; known: ", known);
+}
+
+}  // namespace fixq

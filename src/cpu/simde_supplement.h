@@ -1,0 +1,186 @@
+// Private, tests only (src/cpu/x86.h with FIXQ_EMULATE_X86): the AVX-512 names the kernels
+// use that SIMDe 0.7 (Debian 12's libsimde-dev) does not provide, written in portable C++
+// from the operation sections of Intel's intrinsics guide (the SDM's pseudo-code). Masked
+// loads read, and masked stores write, only the lanes of their mask, as the instructions'
+// fault suppression guarantees. tests/cpu/simde_supplement_test.cpp compares every one
+// with the hardware instruction where the CPU has it.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+typedef simde__mmask8 __mmask8;
+typedef simde__mmask16 __mmask16;
+typedef simde__mmask32 __mmask32;
+typedef simde__mmask64 __mmask64;
+#ifndef _MM_FROUND_NO_EXC
+#define _MM_FROUND_NO_EXC SIMDE_MM_FROUND_NO_EXC
+#endif
+
+namespace fixq::emulated {
+
+// A vector as an array of N lanes of T, and back.
+template <class T, int N>
+struct Lanes {
+  T v[N];
+};
+
+template <class T, int N, class V>
+Lanes<T, N> lanes(const V& a) {
+  static_assert(sizeof(Lanes<T, N>) == sizeof(V));
+  Lanes<T, N> l;
+  std::memcpy(l.v, &a, sizeof a);
+  return l;
+}
+
+template <class V, class T, int N>
+V vec(const Lanes<T, N>& l) {
+  static_assert(sizeof(Lanes<T, N>) == sizeof(V));
+  V a;
+  std::memcpy(&a, l.v, sizeof a);
+  return a;
+}
+
+// Masked load of N lanes of T: lanes outside k are taken from src; their memory is not read.
+template <class V, class T, int N>
+V mask_loadu(const V& src, uint64_t k, const void* p) {
+  Lanes<T, N> l = lanes<T, N>(src);
+  for (int i = 0; i < N; ++i)
+    if ((k >> i) & 1) std::memcpy(&l.v[i], static_cast<const char*>(p) + sizeof(T) * i, sizeof(T));
+  return vec<V>(l);
+}
+
+template <class V, class T, int N>
+void mask_storeu(void* p, uint64_t k, const V& a) {
+  const Lanes<T, N> l = lanes<T, N>(a);
+  for (int i = 0; i < N; ++i)
+    if ((k >> i) & 1) std::memcpy(static_cast<char*>(p) + sizeof(T) * i, &l.v[i], sizeof(T));
+}
+
+// VCVTDQ2PS: int32 -> float32 rounded by MXCSR (round to nearest even by default, as C++).
+inline simde__m512 cvtepi32_ps(simde__m512i a) {
+  const auto x = lanes<int32_t, 16>(a);
+  Lanes<float, 16> r;
+  for (int i = 0; i < 16; ++i) r.v[i] = static_cast<float>(x.v[i]);
+  return vec<simde__m512>(r);
+}
+
+// VCVTTPS2DQ: float32 -> int32 toward zero; NaN and out-of-range give 0x80000000.
+inline simde__m512i cvttps_epi32(simde__m512 a) {
+  const auto x = lanes<float, 16>(a);
+  Lanes<int32_t, 16> r;
+  for (int i = 0; i < 16; ++i) {
+    const float f = x.v[i];
+    r.v[i] = (std::isnan(f) || f >= 2147483648.0f || f < -2147483648.0f) ? INT32_MIN : static_cast<int32_t>(f);
+  }
+  return vec<simde__m512i>(r);
+}
+
+// VPMOVSXBD / VPMOVZXBD / VPMOVSXWD / VPMOVZXWD: 16 narrow lanes widened to int32.
+template <class T, class V>
+simde__m512i widen_epi32(const V& a) {
+  const auto x = lanes<T, sizeof(V) / sizeof(T)>(a);
+  Lanes<int32_t, 16> r;
+  for (int i = 0; i < 16; ++i) r.v[i] = x.v[i];
+  return vec<simde__m512i>(r);
+}
+
+// VPMOVDB / VPMOVDW m, zmm {k}: int32 lanes truncated to T, lanes in k stored.
+template <class T>
+void mask_cvtepi32_storeu(void* p, uint64_t k, simde__m512i a) {
+  const auto x = lanes<int32_t, 16>(a);
+  for (int i = 0; i < 16; ++i)
+    if ((k >> i) & 1) {
+      const T t = static_cast<T>(x.v[i]);
+      std::memcpy(static_cast<char*>(p) + sizeof(T) * i, &t, sizeof t);
+    }
+}
+
+// VPCMPD with a predicate: one mask bit per lane.
+template <class P>
+simde__mmask16 cmp_epi32_mask(simde__m512i a, simde__m512i b, P pred) {
+  const auto x = lanes<int32_t, 16>(a), y = lanes<int32_t, 16>(b);
+  simde__mmask16 m = 0;
+  for (int i = 0; i < 16; ++i)
+    if (pred(x.v[i], y.v[i])) m = static_cast<simde__mmask16>(m | (1u << i));
+  return m;
+}
+
+// VPSRAVD / VPSRAVQ: arithmetic right shift per lane; counts >= the lane width give the
+// sign fill.
+template <class T, int N>
+simde__m512i srav(simde__m512i a, simde__m512i count) {
+  const auto x = lanes<T, N>(a), c = lanes<T, N>(count);
+  Lanes<T, N> r;
+  constexpr int bits = 8 * sizeof(T);
+  for (int i = 0; i < N; ++i) {
+    const auto n = static_cast<std::make_unsigned_t<T>>(c.v[i]);
+    r.v[i] = n >= bits ? (x.v[i] < 0 ? T(-1) : T(0)) : static_cast<T>(x.v[i] >> n);
+  }
+  return vec<simde__m512i>(r);
+}
+
+// VPSRAQ zmm, imm: arithmetic right shift of 64-bit lanes (counts >= 64: sign fill).
+inline simde__m512i srai_epi64(simde__m512i a, unsigned n) {
+  const auto x = lanes<int64_t, 8>(a);
+  Lanes<int64_t, 8> r;
+  for (int i = 0; i < 8; ++i) r.v[i] = n >= 64 ? (x.v[i] < 0 ? -1 : 0) : x.v[i] >> n;
+  return vec<simde__m512i>(r);
+}
+
+// VPGATHERDD zmm, [base + index * scale]: 16 int32 loads.
+inline simde__m512i i32gather_epi32(simde__m512i index, const void* base, int scale) {
+  const auto idx = lanes<int32_t, 16>(index);
+  Lanes<int32_t, 16> r;
+  for (int i = 0; i < 16; ++i)
+    std::memcpy(&r.v[i], static_cast<const char*>(base) + int64_t{idx.v[i]} * scale, sizeof(int32_t));
+  return vec<simde__m512i>(r);
+}
+
+// VPMOVSXDQ: 8 int32 -> 8 int64.
+inline simde__m512i cvtepi32_epi64(simde__m256i a) {
+  const auto x = lanes<int32_t, 8>(a);
+  Lanes<int64_t, 8> r;
+  for (int i = 0; i < 8; ++i) r.v[i] = x.v[i];
+  return vec<simde__m512i>(r);
+}
+
+// VPMOVDW / VPMOVDB: 16 int32 truncated to int16 / int8.
+template <class T, class R>
+R truncate_epi32(simde__m512i a) {
+  const auto x = lanes<int32_t, 16>(a);
+  Lanes<T, 16> r;
+  for (int i = 0; i < 16; ++i) r.v[i] = static_cast<T>(x.v[i]);
+  return vec<R>(r);
+}
+
+}  // namespace fixq::emulated
+
+#define _mm512_maskz_loadu_epi32(k, p) \
+  (fixq::emulated::mask_loadu<simde__m512i, int32_t, 16>(simde_mm512_setzero_si512(), (k), (p)))
+#define _mm512_mask_storeu_epi32(p, k, a) (fixq::emulated::mask_storeu<simde__m512i, int32_t, 16>((p), (k), (a)))
+#define _mm512_maskz_loadu_ps(k, p) (fixq::emulated::mask_loadu<simde__m512, float, 16>(simde_mm512_setzero_ps(), (k), (p)))
+#define _mm512_mask_loadu_ps(src, k, p) (fixq::emulated::mask_loadu<simde__m512, float, 16>((src), (k), (p)))
+#define _mm512_mask_storeu_ps(p, k, a) (fixq::emulated::mask_storeu<simde__m512, float, 16>((p), (k), (a)))
+#define _mm_maskz_loadu_epi8(k, p) (fixq::emulated::mask_loadu<simde__m128i, int8_t, 16>(simde_mm_setzero_si128(), (k), (p)))
+#define _mm256_maskz_loadu_epi16(k, p) \
+  (fixq::emulated::mask_loadu<simde__m256i, int16_t, 16>(simde_mm256_setzero_si256(), (k), (p)))
+#define _mm512_cvtepi32_ps(a) (fixq::emulated::cvtepi32_ps(a))
+#define _mm512_cvttps_epi32(a) (fixq::emulated::cvttps_epi32(a))
+#define _mm512_cvtepi8_epi32(a) (fixq::emulated::widen_epi32<int8_t>(a))
+#define _mm512_cvtepu8_epi32(a) (fixq::emulated::widen_epi32<uint8_t>(a))
+#define _mm512_cvtepi16_epi32(a) (fixq::emulated::widen_epi32<int16_t>(a))
+#define _mm512_cvtepu16_epi32(a) (fixq::emulated::widen_epi32<uint16_t>(a))
+#define _mm512_mask_cvtepi32_storeu_epi8(p, k, a) (fixq::emulated::mask_cvtepi32_storeu<int8_t>((p), (k), (a)))
+#define _mm512_mask_cvtepi32_storeu_epi16(p, k, a) (fixq::emulated::mask_cvtepi32_storeu<int16_t>((p), (k), (a)))
+#define _mm512_cmplt_epi32_mask(a, b) \
+  (fixq::emulated::cmp_epi32_mask((a), (b), [](int32_t x, int32_t y) { return x < y; }))
+#define _mm512_srav_epi32(a, c) (fixq::emulated::srav<int32_t, 16>((a), (c)))
+#define _mm512_srav_epi64(a, c) (fixq::emulated::srav<int64_t, 8>((a), (c)))
+#define _mm512_srai_epi64(a, n) (fixq::emulated::srai_epi64((a), (n)))
+#define _mm512_i32gather_epi32(i, base, scale) (fixq::emulated::i32gather_epi32((i), (base), (scale)))
+#define _mm512_cvtepi32_epi64(a) (fixq::emulated::cvtepi32_epi64(a))
+#define _mm512_cvtepi32_epi16(a) (fixq::emulated::truncate_epi32<int16_t, simde__m256i>(a))
+#define _mm512_cvtepi32_epi8(a) (fixq::emulated::truncate_epi32<int8_t, simde__m128i>(a))

@@ -1,0 +1,69 @@
+// The scalar micro-kernel (any layout of kernels.h: the reference of every family's
+// kernels) and the scalar family's table.
+#include <cstring>
+
+#include "gemm/kernels.h"
+
+namespace fixq::gemm_detail {
+
+namespace {
+
+int32_t b_value(const PanelFormat& f, const void* b, int64_t g, int j, int i) {
+  const int64_t at = (g * f.nr + j) * f.kr + i;
+  if (f.b_bytes == 1) return static_cast<const int8_t*>(b)[at];
+  int16_t v;
+  std::memcpy(&v, static_cast<const char*>(b) + 2 * at, sizeof v);
+  return v;
+}
+
+int32_t a_value(const MicroKernel& k, const void* a, int64_t g, int r, int i) {
+  const auto* p = static_cast<const char*>(a);
+  switch (k.a) {
+    case APacking::Pairs16: {
+      int16_t v;
+      std::memcpy(&v, p + ((g * k.mr + r) * 2 + i) * 2, sizeof v);
+      return v;
+    }
+    case APacking::Quads8: return static_cast<uint8_t>(p[(g * k.mr + r) * 4 + i]);
+    case APacking::Quads8SignAbs: return static_cast<int8_t>(p[(g * k.mr + r) * 8 + i]);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void tile_scalar(const MicroKernel& k, const TileArgs& t) {
+  for (int r = 0; r < t.rows; ++r)
+    for (int j = 0; j < t.cols; ++j) {
+      // Exact: the driver keeps every partial sum of a block inside int32; int64 here only
+      // so that the reference itself cannot overflow while adding.
+      int64_t s = 0;
+      for (int64_t g = 0; g < t.groups; ++g)
+        for (int i = 0; i < k.b.kr; ++i) s += int64_t{a_value(k, t.a, g, r, i)} * b_value(k.b, t.b, g, j, i);
+      int32_t* c = t.c + r * t.ldc + j;
+      const int64_t base = t.accumulate ? *c : (t.init != nullptr ? t.init[j] : 0);
+      *c = static_cast<int32_t>(base + s);
+    }
+}
+
+namespace {
+
+constexpr PanelFormat kPairs8{2, 1, 16, false}, kPairs16{2, 2, 16, false};
+
+void run_pairs8(const TileArgs& t);
+void run_pairs16(const TileArgs& t);
+
+constexpr MicroKernel kScalarB8{"scalar int16 pairs x s8, 4 x 16", 4, APacking::Pairs16, kPairs8, run_pairs8, 32 * 1024};
+constexpr MicroKernel kScalarB16{"scalar int16 pairs x s16, 4 x 16", 4, APacking::Pairs16, kPairs16, run_pairs16, 32 * 1024};
+
+void run_pairs8(const TileArgs& t) { tile_scalar(kScalarB8, t); }
+void run_pairs16(const TileArgs& t) { tile_scalar(kScalarB16, t); }
+
+}  // namespace
+
+namespace scalar {
+extern const GemmKernels kGemm;
+const GemmKernels kGemm{&kScalarB8, &kScalarB8, &kScalarB8, &kScalarB16};
+}  // namespace scalar
+
+}  // namespace fixq::gemm_detail

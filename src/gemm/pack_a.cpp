@@ -1,0 +1,117 @@
+// Packing blocks of A into the micro-panel layouts of kernels.h: one pass over each row,
+// whole k-groups copied as 32-bit units.
+#include <algorithm>
+#include <cstring>
+
+#include "gemm/kernels.h"
+
+namespace fixq::gemm_detail {
+
+namespace {
+
+int kr_of(APacking p) { return p == APacking::Pairs16 ? 2 : 4; }
+
+// Row m's values k0 .. k0 + n - 1 as int32 (0 past K).
+void row_values(const MatrixView& a, int64_t m, int64_t k0, int64_t n, int32_t* out) {
+  const int64_t real = std::max<int64_t>(0, std::min(n, a.cols - k0));
+  const char* row = static_cast<const char*>(a.data) + m * a.stride * int_type_bytes(a.type);
+  switch (a.type) {
+    case IntType::U8: {
+      const auto* p = reinterpret_cast<const uint8_t*>(row) + k0;
+      for (int64_t i = 0; i < real; ++i) out[i] = p[i];
+      break;
+    }
+    case IntType::S8: {
+      const auto* p = reinterpret_cast<const int8_t*>(row) + k0;
+      for (int64_t i = 0; i < real; ++i) out[i] = p[i];
+      break;
+    }
+    case IntType::S16:
+      for (int64_t i = 0; i < real; ++i) {
+        int16_t v;
+        std::memcpy(&v, row + 2 * (k0 + i), sizeof v);
+        out[i] = v;
+      }
+      break;
+  }
+  for (int64_t i = real; i < n; ++i) out[i] = 0;
+}
+
+// One row's `groups` k-groups into the 4-byte units of its micro-panel slot (stride
+// `unit_stride` units between groups).
+void pack_row(const MicroKernel& kern, const MatrixView& a, int64_t m, int64_t g0, int64_t groups, int8_t* dst,
+              int64_t group_bytes, std::vector<int32_t>& scratch) {
+  const int kr = kr_of(kern.a);
+  const int64_t k0 = g0 * kr, n = groups * kr;
+  // 8-bit A into Quads8 is a plain byte copy (plus 128 for s8): take the fast way.
+  if (kern.a == APacking::Quads8 && a.type != IntType::S16) {
+    const auto* row = static_cast<const uint8_t*>(a.data) + m * a.stride;
+    const int64_t real = std::max<int64_t>(0, std::min(n, a.cols - k0));
+    const uint32_t flip = a.type == IntType::S8 ? 0x80808080u : 0u;
+    const int64_t whole = real / 4;
+    for (int64_t g = 0; g < whole; ++g) {
+      uint32_t u;
+      std::memcpy(&u, row + k0 + 4 * g, 4);
+      u ^= flip;
+      std::memcpy(dst + g * group_bytes, &u, 4);
+    }
+    for (int64_t g = whole; g < groups; ++g) {  // the group K ends in, and padding: 0
+      uint8_t q[4] = {0, 0, 0, 0};
+      for (int i = 0; i < 4; ++i)
+        if (4 * g + i < real) q[i] = static_cast<uint8_t>(row[k0 + 4 * g + i] ^ (flip & 0xFF));
+      std::memcpy(dst + g * group_bytes, q, 4);
+    }
+    return;
+  }
+  if (scratch.size() < static_cast<size_t>(n)) scratch.resize(static_cast<size_t>(n));
+  row_values(a, m, k0, n, scratch.data());
+  const int32_t* v = scratch.data();
+  for (int64_t g = 0; g < groups; ++g) {
+    int8_t* d = dst + g * group_bytes;
+    switch (kern.a) {
+      case APacking::Pairs16: {
+        const int16_t pair[2] = {static_cast<int16_t>(v[2 * g]), static_cast<int16_t>(v[2 * g + 1])};
+        std::memcpy(d, pair, 4);
+        break;
+      }
+      case APacking::Quads8:  // u8 from s16 does not occur (s16 A takes Pairs16)
+        for (int i = 0; i < 4; ++i) d[i] = static_cast<int8_t>(v[4 * g + i]);
+        break;
+      case APacking::Quads8SignAbs:
+        for (int i = 0; i < 4; ++i) {
+          d[i] = static_cast<int8_t>(v[4 * g + i]);
+          d[4 + i] = static_cast<int8_t>(static_cast<uint8_t>(v[4 * g + i] < 0 ? -v[4 * g + i] : v[4 * g + i]));
+        }
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+int64_t a_group_bytes(const MicroKernel& k) {
+  switch (k.a) {
+    case APacking::Pairs16: return int64_t{k.mr} * 2 * 2;
+    case APacking::Quads8: return int64_t{k.mr} * 4;
+    case APacking::Quads8SignAbs: return int64_t{k.mr} * 8;
+  }
+  return 0;
+}
+
+void pack_a(const MicroKernel& kern, const MatrixView& a, int64_t row0, int64_t rows, int64_t g0, int64_t groups,
+            std::vector<int8_t>& out) {
+  const int mr = kern.mr;
+  const int64_t group_bytes = a_group_bytes(kern), row_bytes = group_bytes / mr;
+  const int64_t panels = (rows + mr - 1) / mr, panel_bytes = groups * group_bytes;
+  const auto need = static_cast<size_t>(panels * panel_bytes);
+  if (out.size() < need) out.resize(need);
+  thread_local std::vector<int32_t> scratch;
+  for (int64_t p = 0; p < panels; ++p) {
+    int8_t* panel = out.data() + p * panel_bytes;
+    // Rows past the block stay unwritten: every kernel reads only the tile's real rows.
+    for (int r = 0; r < mr && p * mr + r < rows; ++r)
+      pack_row(kern, a, row0 + p * mr + r, g0, groups, panel + r * row_bytes, group_bytes, scratch);
+  }
+}
+
+}  // namespace fixq::gemm_detail
