@@ -103,6 +103,42 @@ def test_eval_equals_the_integer_model_bit_for_bit(config, scales, layers, bidir
     assert torch.equal(y_train.detach(), q(x.detach(), h0)[0])
 
 
+# The rest of the fast-path tests' configurations (tests/gru/q_fast_test.cpp): hidden sizes
+# that are not whole vectors, batch 16 with ragged lengths (some 0), percentile and MSE
+# ranges, a 256-unit int16 layer; inputs at 1x and 40x the calibrated range.
+FAST_PATH_CASES = [  # C, H, layers, bidir, config, scales, method
+    (13, 24, 2, True, "int8", "pow2", "minmax"),
+    (13, 24, 2, True, "int8", "multiplier", "minmax"),
+    (13, 21, 2, True, "int16", "pow2", "minmax"),
+    (13, 21, 2, True, "int16", "multiplier", "minmax"),
+    (32, 64, 1, False, "int8", "pow2", "percentile"),
+    (16, 40, 2, False, "int8", "multiplier", "mse"),
+    (64, 256, 1, False, "int16", "pow2", "minmax"),
+]
+
+
+@pytest.mark.parametrize("C,H,layers,bidir,config,scales,method", FAST_PATH_CASES)
+def test_eval_equals_the_integer_model_in_the_fast_path_configs(C, H, layers, bidir, config, scales, method):
+    gru = make_torch_gru(C, H, num_layers=layers, bidirectional=bidir, seed=7)
+    fq = FakeQuantGRU.from_float(gru, _calib(C, 10), config=config, scales=scales, method=method).eval()
+    q = fq.to_quantized()
+    D = 2 if bidir else 1
+    T, B = 9, 16
+    lengths = torch.tensor([T if b == 0 else (b * 5) % (T + 1) for b in range(B)])  # as the C++ test
+    nonzero = lengths > 0  # PackedSequence has no room for empty sequences
+    g = torch.Generator().manual_seed(77)
+    for sigma in (1.0, 40.0):
+        x = sigma * torch.randn(T, B, C, generator=g)
+        h0 = sigma * torch.randn(layers * D, B, H, generator=g)
+        with torch.no_grad():
+            y1, h1 = fq(x, h0)
+            y2, h2 = q(x, h0)
+            assert torch.equal(y1, y2) and torch.equal(h1, h2), sigma
+            packed = pack_padded_sequence(x[:, nonzero], lengths[nonzero], enforce_sorted=False)
+            (o1, h1), (o2, h2) = fq(packed, h0[:, nonzero]), q(packed, h0[:, nonzero])
+            assert torch.equal(o1.data, o2.data) and torch.equal(h1, h2), sigma
+
+
 def test_to_quantized_is_what_the_cli_runs(tmp_path):
     gru = make_torch_gru(4, 8, num_layers=2, seed=12)
     fq = FakeQuantGRU.from_float(gru, _calib(4, 13), scales="multiplier")
