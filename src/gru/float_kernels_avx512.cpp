@@ -59,33 +59,49 @@ float reduce1(V v) {
   return _mm_cvtss_f32(_mm_add_ss(c, _mm_shuffle_ps(c, c, _MM_SHUFFLE(1, 1, 1, 1))));
 }
 
-// MR rows of a times JR rows of w (MR * JR <= 16 accumulators): out[i, j] for the tile.
+// MR rows of a times JR rows of w (MR * JR <= 24 accumulators, with the MR loaded rows
+// of a and one of w within the 32 registers): out[i, j] for the tile.
 template <int MR, int JR>
 void tile(const float* a, int64_t lda, const float* w, int64_t k, float* out, int64_t ldo) {
-  static_assert(MR * JR <= 16);
+  static_assert(MR * JR <= 24);
   V acc[MR][JR];
   for (auto& row : acc)
     for (V& v : row) v = _mm512_setzero_ps();
-  auto block = [&](int64_t i, __mmask16 m) {
+  // (No lambda for the loop body: GCC then keeps acc in memory, a store per update.)
+  int64_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    V av[MR];
+    for (int r = 0; r < MR; ++r) av[r] = _mm512_loadu_ps(a + r * lda + i);
+    for (int j = 0; j < JR; ++j) {
+      const V wv = _mm512_loadu_ps(w + j * k + i);
+      for (int r = 0; r < MR; ++r) acc[r][j] = _mm512_add_ps(acc[r][j], _mm512_mul_ps(av[r], wv));
+    }
+  }
+  if (i < k) {
+    // Lanes past k add 0 * 0 = +0 to a partial, which never changes it (a partial sum that
+    // starts at +0 is never -0 under rounding to nearest).
+    const __mmask16 m = first_lanes(k - i);
     V av[MR];
     for (int r = 0; r < MR; ++r) av[r] = _mm512_maskz_loadu_ps(m, a + r * lda + i);
     for (int j = 0; j < JR; ++j) {
       const V wv = _mm512_maskz_loadu_ps(m, w + j * k + i);
       for (int r = 0; r < MR; ++r) acc[r][j] = _mm512_add_ps(acc[r][j], _mm512_mul_ps(av[r], wv));
     }
-  };
-  int64_t i = 0;
-  for (; i + 16 <= k; i += 16) block(i, __mmask16(0xFFFF));
-  // Lanes past k add 0 * 0 = +0 to a partial, which never changes it (a partial sum that
-  // starts at +0 is never -0 under rounding to nearest).
-  if (i < k) block(i, first_lanes(k - i));
+  }
   if constexpr (MR * JR == 1) {
     out[0] = reduce1(acc[0][0]);
   } else {
-    V v[16];
-    for (int n = 0; n < 16; ++n) v[n] = n < MR * JR ? acc[n / JR][n % JR] : _mm512_setzero_ps();
-    alignas(64) float s[16];
-    _mm512_store_ps(s, reduce16(v));
+    // Sixteen accumulators per reduction; a last group of fewer is padded with zeros.
+    constexpr int kGroups = (MR * JR + 15) / 16;
+    alignas(64) float s[kGroups * 16];
+    for (int g = 0; g < kGroups; ++g) {
+      V v[16];
+      for (int n = 0; n < 16; ++n) {
+        const int e = g * 16 + n;
+        v[n] = e < MR * JR ? acc[e / JR][e % JR] : _mm512_setzero_ps();
+      }
+      _mm512_store_ps(s + g * 16, reduce16(v));
+    }
     for (int r = 0; r < MR; ++r)
       for (int j = 0; j < JR; ++j) out[r * ldo + j] = s[r * JR + j];
   }
@@ -97,8 +113,8 @@ struct Tiles {
   static void run(const float* a, int64_t lda, const float* w, int64_t k, float* out, int64_t ldo) {
     tile<MR, JR>(a, lda, w, k, out, ldo);
   }
-  // Weight rows per tile for MR rows of a: sixteen accumulators (twelve for three rows).
-  static constexpr int wide_jr(int mr) { return mr == 1 ? 16 : mr == 2 ? 8 : 4; }
+  // Weight rows per tile for MR rows of a: 16 to 24 accumulators.
+  static constexpr int wide_jr(int mr) { return mr == 1 ? 16 : mr == 2 ? 12 : mr == 3 ? 8 : 6; }
 };
 
 void matmul_nt(const float* a, int64_t lda, int64_t m, const float* w, int64_t n, int64_t k, float* out,
