@@ -7,7 +7,7 @@
 #                      compiler rejects any float or double operation, which proves it)
 # Each family's files get exactly the features src/cpu checks before running them, so a
 # file can never hold an instruction of a feature its family does not check
-# (tests/cpu/isa_objects_test.sh verifies the object files).
+# (tests/cpu/isa_objects_check.py verifies the object files).
 set(FIXQ_ISA_FLAGS_avx2 -mavx2 -mfma -mf16c -mbmi2)
 set(FIXQ_ISA_FLAGS_avx512 ${FIXQ_ISA_FLAGS_avx2} -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni)
 set(FIXQ_ISA_FLAGS_avx512vbmi ${FIXQ_ISA_FLAGS_avx512} -mavx512vbmi)
