@@ -21,6 +21,9 @@
 # Logs: build-fresh/logs/<phase>.log. The mounts are undone on any exit. Needs root (chroot,
 # mount) and debootstrap (installed here if missing, from Debian).
 set -euo pipefail
+# The whole script is one compound command, read before it starts: it runs for an hour or more,
+# and bash would otherwise read an edited file (e.g. a checkout that moved on) mid-run.
+{
 cd "$(dirname "$0")/.."
 repo=$PWD
 
@@ -159,3 +162,4 @@ if ((status == 0)); then
 fi
 summary
 exit $status
+}

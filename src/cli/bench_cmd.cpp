@@ -11,7 +11,8 @@ void register_bench(CLI::App& app) {
   cmd->require_subcommand(1);
   // A build without oneDNN says so under every bench command's help.
   const std::string note = bench::have_onednn() ? "" : "\nNote: " + bench::onednn_missing_note() + ".";
-  if (!note.empty()) cmd->footer(note.substr(1));
+  // Its own footer (a subcommand without one shows the top level's): an example, and the note.
+  cmd->footer("Example:\n  build/bin/fixq bench gemm > gemm.csv\n  build/bin/fixq bench gru > gru.csv" + note);
   auto o = std::make_shared<bench::GemmBenchOptions>();
   CLI::App* g = cmd->add_subcommand("gemm", "u8 x s8 -> s32 GEMM against oneDNN; CSV M,N,K,fixq_gops,onednn_gops,ratio");
   g->add_flag("--quick", o->quick, "skip the largest shapes");

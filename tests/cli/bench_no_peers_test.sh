@@ -31,6 +31,8 @@ for cmd in "bench" "bench gemm" "bench gru"; do
   # shellcheck disable=SC2086
   "$bin" $cmd --help >"$tmp/help.txt"
   has_hint "$tmp/help.txt" || { echo "bench no peers: '$cmd --help' does not say how to add oneDNN" >&2; exit 1; }
+  # The note comes beside the worked example, not in its place (tests/cli/cli_help_test.sh).
+  grep -q "^Example" "$tmp/help.txt" || { echo "bench no peers: '$cmd --help' lost its example:" >&2; cat "$tmp/help.txt" >&2; exit 1; }
 done
 
 "$py" - "$tmp/gemm.csv" "$tmp/gru.csv" <<'PY'
