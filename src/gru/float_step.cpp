@@ -1,4 +1,4 @@
-// One float GRU step, operator by operator over all rows, in seed 000's formulas (see
+// One float GRU step, operator by operator over all rows, in Haste's formulas (see
 // fixq/gru.h): each operator is a whole array before the next starts, which is what lets
 // the tap see every operator's values at once.
 #include "gru/float_step.h"

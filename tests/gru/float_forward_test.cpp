@@ -1,6 +1,6 @@
 // The float GRU without torch: streaming equals whole sequences, per-sequence lengths
 // behave like running each item alone, batch_first is a relayout, the tap reports every
-// operator in the documented order with values that satisfy seed 000's formulas, and bad
+// operator in the documented order with values that satisfy Haste's formulas, and bad
 // inputs are refused.
 #include <gtest/gtest.h>
 
@@ -122,7 +122,7 @@ struct TapCall {
 float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
 
 // The tap of a 2-layer bidirectional run with lengths: the calls come in the documented
-// order with [B', n] shapes of the running items, and the values obey seed 000's formulas
+// order with [B', n] shapes of the running items, and the values obey Haste's formulas
 // exactly (same float operations), chained from x and h0 to y and h_n.
 TEST(GruTap, ReportsEveryOperatorInOrderWithConsistentValues) {
   const GruModel m = random_model(3, 4, 2, true, 41);
