@@ -23,13 +23,7 @@ namespace fixq::py {
 
 namespace {
 
-ScaleKind parse_scales(const std::string& s) {
-  if (s == "pow2") return ScaleKind::PowerOfTwo;
-  if (s == "multiplier") return ScaleKind::Float;
-  fail("scales must be 'pow2' or 'multiplier', got '", s, "'");
-}
-
-std::string scales_name(ScaleKind k) { return k == ScaleKind::PowerOfTwo ? "pow2" : "multiplier"; }
+ScaleKind parse_scales(const std::string& s) { return parse_scale_kind(s, "scales"); }
 
 pyb::object json_loads(const std::string& text) { return pyb::module_::import("json").attr("loads")(text); }
 std::string json_dumps(const pyb::handle& obj) { return pyb::module_::import("json").attr("dumps")(obj).cast<std::string>(); }
@@ -61,7 +55,7 @@ GruQuantConfig config_arg(const pyb::object& config, const pyb::object& scales) 
     fail("config must be 'int8', 'int16', a GruQuantConfig, a dict, JSON text or a JSON file path");
   }
   if (!named && !scales.is_none() && parse_scales(scales.cast<std::string>()) != c.scale_kind)
-    fail("scales='", scales.cast<std::string>(), "' contradicts the configuration's own scales '", scales_name(c.scale_kind),
+    fail("scales='", scales.cast<std::string>(), "' contradicts the configuration's own scales '", to_string(c.scale_kind),
          "'; omit scales or change the configuration");
   c.validate();
   return c;
@@ -165,7 +159,7 @@ void bind_qgru(pyb::module_& m) {
       .def("to_json", &GruQuantConfig::to_json)
       .def("to_dict", [](const GruQuantConfig& c) { return json_loads(c.to_json()); })
       .def_static("from_dict", [](const pyb::dict& d) { return GruQuantConfig::from_json(json_dumps(d)); }, "d"_a)
-      .def_property_readonly("scales", [](const GruQuantConfig& c) { return scales_name(c.scale_kind); })
+      .def_property_readonly("scales", [](const GruQuantConfig& c) { return to_string(c.scale_kind); })
       .def_property_readonly("bits", &config_bits, "{operator name: bits} (a copy)")
       .def("__eq__", [](const GruQuantConfig& a, const GruQuantConfig& b) { return a.bits == b.bits && a.scale_kind == b.scale_kind; })
       .def("__repr__", [](const GruQuantConfig& c) { return "GruQuantConfig.from_json('''" + c.to_json() + "''')"; });
@@ -278,7 +272,7 @@ void bind_qgru(pyb::module_& m) {
       .def("__repr__", [](const QuantizedGru& q) {
         return "QuantizedGru(input_size=" + std::to_string(q.input_size()) + ", hidden_size=" + std::to_string(q.hidden_size()) +
                ", num_layers=" + std::to_string(q.num_layers()) + ", bidirectional=" + (q.bidirectional() ? "True" : "False") +
-               ", scales='" + scales_name(q.params().config.scale_kind) + "')";
+               ", scales='" + to_string(q.params().config.scale_kind) + "')";
       });
 
   pyb::class_<QuantStream>(m, "QuantizedGruStream",

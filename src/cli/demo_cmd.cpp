@@ -83,24 +83,25 @@ void torch_rows(const std::string& dir, double float_bpc) {
 
 void weights_table(const std::string& name, const std::vector<float>& w, const Shape& shape) {
   struct Column {
-    const char* title;
+    const char* granularity;
     Granularity g;
     ScaleKind kind;
     int64_t group;
   };
-  const Column cols[] = {{"tensor/float", Granularity::PerTensor, ScaleKind::Float, 0},
-                         {"tensor/pow2", Granularity::PerTensor, ScaleKind::PowerOfTwo, 0},
-                         {"channel/float", Granularity::PerChannel, ScaleKind::Float, 0},
-                         {"channel/pow2", Granularity::PerChannel, ScaleKind::PowerOfTwo, 0},
-                         {"group32/float", Granularity::PerGroup, ScaleKind::Float, 32}};
+  const Column cols[] = {{"tensor", Granularity::PerTensor, ScaleKind::Multiplier, 0},
+                         {"tensor", Granularity::PerTensor, ScaleKind::PowerOfTwo, 0},
+                         {"channel", Granularity::PerChannel, ScaleKind::Multiplier, 0},
+                         {"channel", Granularity::PerChannel, ScaleKind::PowerOfTwo, 0},
+                         {"group32", Granularity::PerGroup, ScaleKind::Multiplier, 32}};
   std::printf("\n  %s %s, symmetric signed, SQNR in dB (higher is better)\n  %4s", name.c_str(), shape_str(shape).c_str(), "bits");
-  for (const Column& c : cols) std::printf(" %14s", c.title);
+  for (const Column& c : cols) std::printf(" %18s", (c.granularity + ("/" + to_string(c.kind))).c_str());
   std::printf("\n");
   for (int bits : {2, 4, 8, 16}) {
     std::printf("  %4d", bits);
     for (const Column& c : cols) {
-      const QuantScheme s = make_scheme(bits, true, Symmetry::Symmetric, c.kind, c.g, c.g == Granularity::PerGroup ? 1 : 0, c.group);
-      std::printf(" %14s", fmt_db(quantization_error(w, shape, params_from_tensor(w.data(), shape, s)).sqnr_db()).c_str());
+      const QuantScheme s =
+          QuantScheme::make(bits, true, Symmetry::Symmetric, c.kind, c.g, c.g == Granularity::PerGroup ? 1 : 0, c.group);
+      std::printf(" %18s", fmt_db(quantization_error(w, shape, params_from_tensor(w.data(), shape, s)).sqnr_db()).c_str());
     }
     std::printf("\n");
   }
@@ -138,13 +139,13 @@ void run(const std::string& dir) {
     CalibMethod method;
   };
   const Config configs[] = {{"fixq int16", true, ScaleKind::PowerOfTwo, CalibMethod::MinMax},
-                            {"fixq int16", true, ScaleKind::Float, CalibMethod::MinMax},
+                            {"fixq int16", true, ScaleKind::Multiplier, CalibMethod::MinMax},
                             {"fixq int8", false, ScaleKind::PowerOfTwo, CalibMethod::MinMax},
                             {"fixq int8", false, ScaleKind::PowerOfTwo, CalibMethod::Ema},
                             {"fixq int8", false, ScaleKind::PowerOfTwo, CalibMethod::Percentile},
                             {"fixq int8", false, ScaleKind::PowerOfTwo, CalibMethod::Mse},
-                            {"fixq int8", false, ScaleKind::Float, CalibMethod::MinMax},
-                            {"fixq int8", false, ScaleKind::Float, CalibMethod::Mse}};
+                            {"fixq int8", false, ScaleKind::Multiplier, CalibMethod::MinMax},
+                            {"fixq int8", false, ScaleKind::Multiplier, CalibMethod::Mse}};
   const QuantizedGru* sampler = nullptr;
   std::vector<QuantizedGru> models;
   models.reserve(std::size(configs));
@@ -153,7 +154,7 @@ void run(const std::string& dir) {
     models.emplace_back(lm.gru, calibrate(lm, calib, cfg, c.method));
     GruOutput q;
     const double us = 1e6 * median_seconds_per_call([&] { q = models.back().forward(x.data(), xs); }, 3) / static_cast<double>(T);
-    print_row({c.name, c.kind == ScaleKind::PowerOfTwo ? "pow2" : "multiplier", to_string(c.method), lm.bits_per_char(q.y, held),
+    print_row({c.name, to_string(c.kind), to_string(c.method), lm.bits_per_char(q.y, held),
                cosine(f.y.data(), q.y.data(), f.y.size()), us},
               float_bpc);
     if (!c.sixteen && c.kind == ScaleKind::PowerOfTwo && c.method == CalibMethod::Mse) sampler = &models.back();

@@ -15,19 +15,6 @@ ErrorStats quantization_error(const std::vector<float>& x, const Shape& shape, c
   return stats;
 }
 
-QuantScheme make_scheme(int bits, bool is_signed, Symmetry sym, ScaleKind kind, Granularity g, int axis,
-                        int64_t group_size) {
-  QuantScheme s;
-  s.format = IntFormat::make(bits, is_signed);
-  s.symmetry = sym;
-  s.scale_kind = kind;
-  s.granularity = g;
-  s.axis = axis;
-  s.group_size = group_size;
-  s.validate();
-  return s;
-}
-
 std::string fmt_db(double db) {
   if (std::isinf(db)) return db > 0 ? "inf" : "-inf";
   char buf[32];

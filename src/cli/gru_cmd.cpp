@@ -37,8 +37,7 @@ std::string read_config_file(const std::string& path) {
 }
 
 GruQuantConfig make_config(const Options& o) {
-  require(o.scales == "pow2" || o.scales == "multiplier", "--scales must be pow2 or multiplier, got '", o.scales, "'");
-  const ScaleKind kind = o.scales == "pow2" ? ScaleKind::PowerOfTwo : ScaleKind::Float;
+  const ScaleKind kind = parse_scale_kind(o.scales, "--scales");
   if (o.config == "int8") return GruQuantConfig::int8(kind);
   if (o.config == "int16") return GruQuantConfig::int16(kind);
   return GruQuantConfig::from_json(read_config_file(o.config));
@@ -120,9 +119,8 @@ void quantize_cmd(const Options& o) {
     if (!out) fail("cannot write --params-out ", o.params_out, "; check that its directory exists and is writable");
   }
   // The scale kind as the config decided it (a JSON config may override --scales).
-  const char* scales = params.config.scale_kind == ScaleKind::PowerOfTwo ? "pow2" : "multiplier";
   std::printf("calibrated on %lld sequences (%s, %s scales, %s) -> %s\n", static_cast<long long>(total),
-              o.config.c_str(), scales, o.method.c_str(), o.out.c_str());
+              o.config.c_str(), to_string(params.config.scale_kind).c_str(), o.method.c_str(), o.out.c_str());
 }
 
 void run_cmd(const Options& o) {

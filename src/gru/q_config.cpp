@@ -19,8 +19,6 @@ GruQuantConfig uniform(int activation_bits, ScaleKind kind) {
   return c;
 }
 
-std::string scale_kind_name(ScaleKind k) { return k == ScaleKind::PowerOfTwo ? "pow2" : "multiplier"; }
-
 }  // namespace
 
 GruQuantConfig GruQuantConfig::int8(ScaleKind kind) { return uniform(8, kind); }
@@ -65,8 +63,7 @@ GruQuantConfig parse_config(const std::string& text) {
   require(version != j.end() && version->is_number_integer() && *version == kConfigVersion,
           "GRU config version must be ", kConfigVersion);
   const std::string scales = j.value("scales", std::string("pow2"));
-  require(scales == "pow2" || scales == "multiplier", "GRU config 'scales' must be pow2 or multiplier, got '", scales, "'");
-  const ScaleKind kind = scales == "pow2" ? ScaleKind::PowerOfTwo : ScaleKind::Float;
+  const ScaleKind kind = parse_scale_kind(scales, "GRU config 'scales'");  // also the older "float"
   const std::string base = j.value("base", std::string("int8"));
   require(base == "int8" || base == "int16", "GRU config 'base' must be int8 or int16, got '", base, "'");
   GruQuantConfig c = base == "int8" ? GruQuantConfig::int8(kind) : GruQuantConfig::int16(kind);
@@ -90,7 +87,7 @@ std::string GruQuantConfig::to_json() const {
   nlohmann::ordered_json j;
   j["version"] = kConfigVersion;
   j["base"] = "int8";
-  j["scales"] = scale_kind_name(scale_kind);
+  j["scales"] = to_string(scale_kind);
   nlohmann::ordered_json b = nlohmann::ordered_json::object();
   for (int i = 0; i < kGruOpCount; ++i) b[to_string(static_cast<GruOp>(i))] = bits[static_cast<size_t>(i)];
   j["bits"] = b;
