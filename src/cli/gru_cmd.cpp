@@ -2,7 +2,6 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,19 +27,15 @@ struct Options {
   int64_t calib_batch = 16;
 };
 
-std::string read_config_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail("--config '", path, "' is neither int8, int16 nor a readable JSON config file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 GruQuantConfig make_config(const Options& o) {
   const ScaleKind kind = parse_scale_kind(o.scales, "--scales");
   if (o.config == "int8") return GruQuantConfig::int8(kind);
   if (o.config == "int16") return GruQuantConfig::int16(kind);
-  return GruQuantConfig::from_json(read_config_file(o.config));
+  try {
+    return GruQuantConfig::load(o.config);  // neither name: a JSON config file
+  } catch (const IoError& e) {
+    fail_io(e.sys_errno(), "--config '", o.config, "' is neither int8, int16 nor a readable JSON config file");
+  }
 }
 
 // A sequence file: [T, B, C] (or [B, T, C] with --batch-first) float32.

@@ -1,6 +1,10 @@
 // GruQuantConfig: bit widths per operator and the kind of scale; JSON in and out.
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
 #include "fixq/error.h"
 #include "fixq/qgru.h"
 
@@ -44,6 +48,15 @@ GruQuantConfig GruQuantConfig::from_json(const std::string& text) {
   } catch (const nlohmann::json::exception& e) {
     fail("GRU config: a field has the wrong type: ", e.what());
   }
+}
+
+GruQuantConfig GruQuantConfig::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail_io(errno, "GRU config ", path, ": cannot open");
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) fail_io(errno, "GRU config ", path, ": read error");
+  return from_json(text.str());
 }
 
 namespace {
