@@ -107,7 +107,7 @@ TEST(GruQuantConfig, ReadyConfigsAndJson) {
   expect_error([] { GruQuantConfig::from_json(R"({"version": 1, "base": 8})"); }, "wrong type");
 }
 
-TEST(GruQuantConfig, OperatorSchemesFollowTheSeedTable) {
+TEST(GruQuantConfig, OperatorSchemesFollowTheSpecTable) {  // docs/spec.md 3.2
   const GruQuantConfig c = GruQuantConfig::int8(ScaleKind::PowerOfTwo);
   EXPECT_EQ(gru_op_scheme(GruOp::W, c).granularity, Granularity::PerChannel);
   EXPECT_EQ(gru_op_scheme(GruOp::W, c).symmetry, Symmetry::Symmetric);

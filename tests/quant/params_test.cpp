@@ -109,7 +109,7 @@ TEST(ParamsFromRange, PowerOfTwoUsesLargestNonClippingExponent) {
   }
 }
 
-TEST(ParamsFromRange, SeedExamples) {
+TEST(ParamsFromRange, WorkedExamples) {  // docs/spec.md 9.3 has the first one
   // int8 asymmetric over [-1, 3]: s0 = 4/255, ideal zero point -128 + 63.75. Zero point -64
   // leaves 191 steps for 3 (scale 3/191); -63 would leave 65 steps for -1 and 190 for 3
   // (scale 3/190): -64 wins, with scale 3/191 rounded up to cover in float.
