@@ -1,10 +1,10 @@
 // The weight-only matmul y [M, 4096] = x [M, 4096] · W, W packed at 4 and 2 bits (groups
 // of 128), beside OpenBLAS sgemm on the dequantized float32 W and beside dequantize +
 // sgemm, all on one core in the same run. Ends with a summary of the CPU-time medians (or
-// single runs) and the speed-ups. Run as
+// single runs) and the speed-ups. Without OpenBLAS (FIXQ_OPENBLAS, bench/peers/), fixq alone.
+// Run as
 //   build/bin/packed_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
-#include <cblas.h>
 
 #include <cstdio>
 #include <map>
@@ -15,6 +15,9 @@
 
 #include "fixq/cpu.h"
 #include "fixq/packed.h"
+#if FIXQ_PEER_OPENBLAS
+#include "peers/openblas.h"
+#endif
 
 namespace {
 
@@ -39,7 +42,8 @@ const fixq::PackedWeights& weights(int bits) {
   return *w;
 }
 
-const std::vector<float>& dequantized(int bits) {
+// The float32 matrix the packed weights stand for (the OpenBLAS peer's input).
+[[maybe_unused]] const std::vector<float>& dequantized(int bits) {
   static std::map<int, std::vector<float>> cache;
   std::vector<float>& w = cache[bits];
   if (w.empty()) {
@@ -69,10 +73,8 @@ void bench_fixq(benchmark::State& state, int bits, fixq::Isa isa, int64_t m) {
                                                  benchmark::Counter::kIsRate);
 }
 
-void sgemm(const float* x, const float* w, float* y, int64_t m) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(kN), static_cast<int>(kK),
-              1.0f, x, static_cast<int>(kK), w, static_cast<int>(kN), 0.0f, y, static_cast<int>(kN));
-}
+#if FIXQ_PEER_OPENBLAS
+void sgemm(const float* x, const float* w, float* y, int64_t m) { fixq::peers::openblas_sgemm(x, w, y, m, kN, kK); }
 
 // The peer: OpenBLAS on the float32 matrix the packed weights stand for.
 void bench_sgemm(benchmark::State& state, int bits, int64_t m) {
@@ -103,6 +105,8 @@ void bench_dequantize_sgemm(benchmark::State& state, int bits, int64_t m) {
   }
 }
 
+#endif
+
 std::string name(const char* what, int bits, int64_t m) {
   return std::string(what) + "/int" + std::to_string(bits) + "/M:" + std::to_string(m);
 }
@@ -125,15 +129,23 @@ class SummaryReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  openblas_set_num_threads(1);
+#if FIXQ_PEER_OPENBLAS
+  fixq::peers::openblas_single_thread();
+#else
+  std::fprintf(stderr, "packed_bench: built without OpenBLAS, so fixq is timed alone; to compare, install "
+                       "libopenblas-dev and reconfigure with -DFIXQ_OPENBLAS=ON\n");
+#endif
   for (const int bits : {4, 2})
     for (const int64_t m : {int64_t{1}, int64_t{16}}) {
-      for (benchmark::internal::Benchmark* b :
-           {benchmark::RegisterBenchmark(name("fixq_avx2", bits, m).c_str(), bench_fixq, bits, fixq::Isa::Avx2, m),
-            benchmark::RegisterBenchmark(name("fixq_scalar", bits, m).c_str(), bench_fixq, bits, fixq::Isa::Scalar, m),
-            benchmark::RegisterBenchmark(name("openblas_sgemm_dequantized", bits, m).c_str(), bench_sgemm, bits, m),
-            benchmark::RegisterBenchmark(name("dequantize_then_openblas_sgemm", bits, m).c_str(), bench_dequantize_sgemm,
-                                         bits, m)})
+      for (benchmark::internal::Benchmark* b : {
+             benchmark::RegisterBenchmark(name("fixq_avx2", bits, m).c_str(), bench_fixq, bits, fixq::Isa::Avx2, m),
+             benchmark::RegisterBenchmark(name("fixq_scalar", bits, m).c_str(), bench_fixq, bits, fixq::Isa::Scalar, m),
+#if FIXQ_PEER_OPENBLAS
+             benchmark::RegisterBenchmark(name("openblas_sgemm_dequantized", bits, m).c_str(), bench_sgemm, bits, m),
+             benchmark::RegisterBenchmark(name("dequantize_then_openblas_sgemm", bits, m).c_str(), bench_dequantize_sgemm,
+                                          bits, m),
+#endif
+           })
         b->Unit(benchmark::kMillisecond);
     }
   benchmark::Initialize(&argc, argv);

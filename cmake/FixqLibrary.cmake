@@ -19,8 +19,11 @@ target_include_directories(fixq_objects
 
 add_library(fixq_static STATIC $<TARGET_OBJECTS:fixq_objects>)
 add_library(fixq_shared SHARED $<TARGET_OBJECTS:fixq_objects>)
+# Headers from the source tree here, from <prefix>/include once installed (cmake/FixqInstall.cmake).
+include(GNUInstallDirs)
 foreach(t fixq_static fixq_shared)
-  target_include_directories(${t} PUBLIC ${PROJECT_SOURCE_DIR}/include)
+  target_include_directories(${t} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+                                         $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${t} PUBLIC Threads::Threads)
   set_target_properties(${t} PROPERTIES OUTPUT_NAME fixq)
 endforeach()

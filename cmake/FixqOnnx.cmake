@@ -19,8 +19,12 @@ if(FIXQ_ONNX)
   # that the rest of the library does not rebuild with them.
   get_target_property(FIXQ_ONNX_DEFINITIONS onnx_proto INTERFACE_COMPILE_DEFINITIONS)
   set_source_files_properties(${FIXQ_ONNX_REAL} PROPERTIES COMPILE_DEFINITIONS "${FIXQ_ONNX_DEFINITIONS}")
+  # PRIVATE: no public header names an ONNX or protobuf type, so programs using libfixq.so
+  # never link them themselves (the library's DT_NEEDED loads them); a static libfixq.a
+  # passes them on as link-only dependencies, which the installed CMake package
+  # (fixqConfig.cmake finds Protobuf and ONNX) and fixq.pc (Libs.private) carry.
   foreach(t fixq_static fixq_shared)
-    target_link_libraries(${t} PUBLIC onnx_proto protobuf::libprotobuf)
+    target_link_libraries(${t} PRIVATE onnx_proto protobuf::libprotobuf)
   endforeach()
 else()
   set_source_files_properties(${FIXQ_ONNX_REAL} PROPERTIES HEADER_FILE_ONLY ON)

@@ -24,14 +24,14 @@ targets=("$@")
 # Why each package (Debian 12):
 #   clang libclang-rt-dev llvm   the compiler, libFuzzer and the sanitizer runtimes of the
 #                                default clang, and llvm-symbolizer for readable stacks
-#   cmake ... libprotobuf-dev    what configuring fixq needs (as scripts/setup.sh)
-packages=(clang libclang-rt-dev llvm cmake ninja-build libgtest-dev libcli11-dev nlohmann-json3-dev libdnnl-dev
+#   cmake ... libprotobuf-dev    what configuring fixq needs (as scripts/setup.sh; no peers)
+packages=(clang libclang-rt-dev llvm cmake ninja-build libgtest-dev libcli11-dev nlohmann-json3-dev libsimde-dev
           libonnx-dev libprotobuf-dev)
 source scripts/install_missing.sh  # the scripts run from the repository root
 install_missing fuzz.sh "${packages[@]}"
 
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIXQ_FUZZ=ON \
-  -DFIXQ_BUILD_BENCH=OFF >/dev/null
+  -DFIXQ_BUILD_TESTS=ON -DFIXQ_BUILD_BENCH=OFF -DFIXQ_ONEDNN=OFF -DFIXQ_OPENBLAS=OFF >/dev/null
 cmake --build build-fuzz --target $(printf 'fuzz_%s ' "${targets[@]}")
 
 out=build-fuzz/fuzz

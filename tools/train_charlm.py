@@ -12,6 +12,7 @@ downloads: the training corpus is the license texts shipped by Debian's
 dependencies are Debian's python3-numpy and python3-torch.
 
 Model:   nn.Embedding(V, 64) -> nn.GRU(64, 128, 1 layer) -> nn.Linear(128, V)
+         (--hidden / --layers train a larger proxy of the same family)
 Data:    fixed, sorted list of license files, concatenated, decoded as UTF-8;
          first 90% of characters (by position) = train, last 10% = held out.
          The vocabulary is built from the train split only (sorted by code
@@ -36,6 +37,12 @@ import os
 import sys
 import time
 
+# One BLAS thread, set before numpy / torch load OpenBLAS: torch.set_num_threads(1) does not
+# reach OpenBLAS's own pool, and on a shared 2-core machine its threads make every step
+# several times slower.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -59,12 +66,12 @@ N_ACT_SAMPLES = 2000
 
 
 class CharGRU(nn.Module):
-    def __init__(self, vocab):
+    def __init__(self, vocab, hidden=HIDDEN, layers=1):
         super().__init__()
         self.embedding = nn.Embedding(vocab, EMB_DIM)
-        self.gru = nn.GRU(input_size=EMB_DIM, hidden_size=HIDDEN,
-                          num_layers=1, batch_first=False)
-        self.decoder = nn.Linear(HIDDEN, vocab)
+        self.gru = nn.GRU(input_size=EMB_DIM, hidden_size=hidden,
+                          num_layers=layers, batch_first=False)
+        self.decoder = nn.Linear(hidden, vocab)
 
     def forward(self, ids, h=None):
         # ids: [T, B] int64 -> logits [T, B, V], h [1, B, H]
@@ -73,9 +80,11 @@ class CharGRU(nn.Module):
         return self.decoder(out), h
 
 
-def load_corpus(license_dir):
-    missing = [f for f in CORPUS_FILES
+def load_corpus(license_dir, files=CORPUS_FILES):
+    missing = [f for f in files
                if not os.path.isfile(os.path.join(license_dir, f))]
+    if missing and files is not CORPUS_FILES:
+        sys.exit("error: --text files missing: %s" % ", ".join(missing))
     if missing:
         sys.exit(
             "error: corpus files missing from %s: %s\n"
@@ -84,7 +93,7 @@ def load_corpus(license_dir):
             "--license-dir pointing at a copy of them."
             % (license_dir, ", ".join(missing)))
     parts = []
-    for f in CORPUS_FILES:
+    for f in files:
         with open(os.path.join(license_dir, f), "rb") as fh:
             try:
                 parts.append(fh.read().decode("utf-8"))
@@ -143,6 +152,14 @@ def main():
     ap.add_argument("--clip", type=float, default=1.0)
     ap.add_argument("--log-every", type=int, default=100)
     ap.add_argument("--license-dir", default=LICENSE_DIR)
+    ap.add_argument("--text", nargs="+", default=None, metavar="FILE",
+                    help="train on these UTF-8 files instead (concatenated in the "
+                         "order given, the last 10%% held out), e.g. a larger proxy "
+                         "on /usr/share/doc/git/RelNotes/*.txt")
+    ap.add_argument("--hidden", type=int, default=HIDDEN,
+                    help="GRU hidden size (default %d, the embedded model)" % HIDDEN)
+    ap.add_argument("--layers", type=int, default=1,
+                    help="GRU layers (default 1, the embedded model)")
     args = ap.parse_args()
 
     t_start = time.time()
@@ -151,7 +168,11 @@ def main():
     np.random.seed(args.seed)
     torch.use_deterministic_algorithms(True)
 
-    text = load_corpus(args.license_dir)
+    if args.text:
+        corpus_dir, corpus_files = "/", [os.path.abspath(f) for f in args.text]
+    else:
+        corpus_dir, corpus_files = args.license_dir, CORPUS_FILES
+    text = load_corpus(corpus_dir, corpus_files)
     n_train = len(text) - int(round(len(text) * HELDOUT_FRACTION))
     train_text, held_text = text[:n_train], text[n_train:]
     chars = sorted(set(train_text))
@@ -166,7 +187,9 @@ def main():
           % (len(text), len(train_ids), len(held_ids), vocab, n_unk_held),
           flush=True)
 
-    model = CharGRU(vocab)
+    if args.hidden < 1 or args.layers < 1:
+        sys.exit("error: --hidden and --layers must be >= 1")
+    model = CharGRU(vocab, args.hidden, args.layers)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     # Cosine decay to 10% of lr over the step budget.
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -236,15 +259,12 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     sd = model.state_dict()
-    tensors = {
-        "embedding": sd["embedding.weight"],
-        "gru.weight_ih_l0": sd["gru.weight_ih_l0"],
-        "gru.weight_hh_l0": sd["gru.weight_hh_l0"],
-        "gru.bias_ih_l0": sd["gru.bias_ih_l0"],
-        "gru.bias_hh_l0": sd["gru.bias_hh_l0"],
-        "decoder.weight": sd["decoder.weight"],
-        "decoder.bias": sd["decoder.bias"],
-    }
+    tensors = {"embedding": sd["embedding.weight"]}
+    for k in range(args.layers):
+        for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            tensors["gru.%s_l%d" % (w, k)] = sd["gru.%s_l%d" % (w, k)]
+    tensors["decoder.weight"] = sd["decoder.weight"]
+    tensors["decoder.bias"] = sd["decoder.bias"]
     arrays = {k: v.detach().numpy() for k, v in tensors.items()}
     arrays["gru.inputs"] = inputs
     arrays["gru.hidden_states"] = hidden
@@ -259,8 +279,8 @@ def main():
             "chars": chars,
             "unk_id": unk,
             "vocab_size": vocab,
-            "corpus_dir": args.license_dir,
-            "corpus_files": CORPUS_FILES,
+            "corpus_dir": corpus_dir,
+            "corpus_files": corpus_files,
             "corpus_chars": len(text),
             "split": {
                 "heldout_fraction": HELDOUT_FRACTION,
@@ -286,6 +306,8 @@ def main():
             "seq_len": T,
             "lr": args.lr,
             "clip": args.clip,
+            "hidden": args.hidden,
+            "layers": args.layers,
             "torch_version": torch.__version__,
             "numpy_version": np.__version__,
         }, fh, indent=1)

@@ -18,10 +18,18 @@
 // step (the reverse direction starts at its last real step, as pack_padded_sequence does;
 // an item of length 0 keeps h0).
 //
-// Arithmetic: float32, plain loops in a fixed order (dot products summed over k = 0, 1,
-// ...; the sums above left to right), sigmoid(v) = 1 / (1 + exp(-v)) and std::tanh; with
-// -ffp-contract=off the results are the same on every run and every machine with the same
-// libm. They differ from PyTorch's (other summation orders) by rounding only.
+// Arithmetic: float32, every operation rounded to nearest, no fused multiply-add, in one
+// fixed order whatever the CPU, so every machine and instruction set (scalar, AVX2,
+// AVX-512) gives the same bits, and calibration the same .fixq bytes:
+//  - a dot product sum_k w_k x_k keeps 16 partial sums, partial l adding the products of
+//    k = l, l + 16, l + 32, ... in increasing k (each starting at +0), then combines them
+//    pairwise: partial l += partial l + 8 (l < 8), l += l + 4 (l < 4), l += l + 2 (l < 2),
+//    and the result is partial 0 + partial 1;
+//  - the sums above go left to right;
+//  - sigmoid(v) = 1 / (1 + exp(-v)), with fixq's own exp (< 1 ulp) and tanh (< 1.5 ulp),
+//    polynomials in plain float operations (src/gru/float_math.h): libm's differ between
+//    versions and CPUs.
+// The results differ from PyTorch's (other summation orders, other exp) by rounding only.
 #pragma once
 
 #include <cstdint>

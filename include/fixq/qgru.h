@@ -86,6 +86,12 @@ struct GruQuantParams {
   static GruQuantParams from_json(const std::string& text);
 };
 
+// The parameters of a weight or bias operator (W, R, bx, br) of one cell from its float
+// values ([rows, n] row-major, rows = 3H): symmetric, per row, min/max, with the config's
+// bits and kind of scale, as GruCalibrator derives them. A row of zeros gets the range
+// [-1, 1] (any scale represents it exactly). Throws fixq::Error for another operator.
+QuantParams gru_parameter_params(GruOp op, const GruQuantConfig& config, std::span<const float> values, int64_t rows);
+
 // Streams calibration batches through the float GRU and records every operator's range
 // with one Observer per operator and cell (per tensor; W, R, bx, br are taken from the
 // model, per channel, by min/max). Every observe() call feeds each time step of each
@@ -142,6 +148,23 @@ class ActivationLut {
   std::vector<int32_t> table_;
 };
 
+// Every integer constant of one cell as the build derives it (docs/spec.md section 4),
+// for code that re-expresses the time step outside this library: fixq.torch.FakeQuantGRU
+// simulates it in torch for quantization-aware training and takes these numbers from here
+// rather than re-deriving them. Zero points and ranges are the parameters' own.
+struct GruCellConstants {
+  std::vector<int32_t> q_w, q_r, q_bx, q_br;        // integer weights [3H, C], [3H, H], [3H], [3H]
+  std::vector<FixedPointScale> wx_scale, rh_scale;  // per row of the two GEMMs (spec 4.1)
+  FixedPointScale wx_to_z, rh_to_z, wx_to_r, rh_to_r, rh_to_rhab, wx_to_g, rrh_to_g;
+  FixedPointScale rrh_mul, old_mul, new_mul, old_to_h, new_to_h;
+  std::vector<int32_t> bias_z, bias_r, bias_rhab, bias_g;  // [H] (spec 4.2)
+  int32_t q_one = 0;                                       // spec 4.3
+  ActivationLut sig_z, sig_r, tanh_g;                      // spec 4.4
+  // Layers above the first: per direction d of the layer below, the rescale of its h into
+  // this cell's x parameters (spec 6.4); empty for layer 0.
+  std::vector<FixedPointScale> x_from_below;
+};
+
 // The integer GRU, built once from a float model and its parameters.
 class QuantizedGru {
  public:
@@ -159,6 +182,8 @@ class QuantizedGru {
   // this CPU. Both loops compute the same integers; a cell stays on the reference loop
   // when its parameters could take an intermediate outside the vector lanes' int32.
   std::vector<bool> vectorized_cells() const;
+  // The constants of cell c ([layer * directions + direction]); throws for c out of range.
+  GruCellConstants cell_constants(size_t c) const;
 
   // Quantizes x with the first layer's x parameters, runs the integer loop, dequantizes
   // the top layer's h. Same tensor conventions and options as gru_forward (the tap is not

@@ -30,7 +30,10 @@ from . import _fixq
 from ._fixq import (  # noqa: F401  (re-exports)
     FixedPointScale,
     GruCalibrator,
+    GruAutoBitsResult,
     GruModel,
+    GruPtq,
+    GruPtqResult,
     GruQuantConfig,
     GruQuantParams,
     GruStream,
@@ -48,6 +51,7 @@ from ._fixq import (  # noqa: F401  (re-exports)
     gemm_s32,
     gemm_s64,
     gemm_threads,
+    gru_bits_cost,
     gru_ops,
     metrics,
     minmax_ranges,
@@ -69,28 +73,41 @@ _sys.modules.setdefault(__name__ + ".metrics", metrics)
 __version__ = "0.1.0"
 
 
-def quantize_gru(model, calib: _Iterable, config="int8", scales=None, method="minmax",
-                 batch_first: bool = False, **observer_options) -> QuantizedGru:
+def quantize_gru(model, calib: _Iterable, config="int8", scales=None, method="auto", rounding="gptq",
+                 bias_correction: bool = True, batch_first: bool = False, **options) -> QuantizedGru:
     """Calibrates ``model`` (a :class:`GruModel`, or a ``torch.nn.GRU``) on ``calib`` and
-    returns the integer GRU.
+    returns the integer GRU, with the post-training steps of :class:`GruPtq`.
 
     ``calib`` is an iterable of batches, each an array ``[T, B, C]`` (``[B, T, C]`` with
     ``batch_first``) or a tuple ``(x, lengths)``; every batch is one observation (one EMA
     step per time step). ``config``: ``"int8"``, ``"int16"``, a :class:`GruQuantConfig`
     (``GruQuantConfig.from_json(text)`` for JSON text), a dict, or a ``pathlib.Path`` of a JSON
     config file; ``scales``: ``"pow2"`` (default) or ``"multiplier"``; ``method``:
-    ``"minmax"``, ``"ema"``, ``"percentile"`` or ``"mse"``; ``observer_options``:
-    ``ema_decay``, ``percentile``, ``bins``.
+    ``"auto"`` (each operator's range by the output error) or one of ``"minmax"``,
+    ``"ema"``, ``"percentile"``, ``"mse"`` for all; ``rounding``: ``"gptq"`` or
+    ``"nearest"``; ``bias_correction``: subtract the rounding's expected error from the
+    biases; ``options``: ``ema_decay``, ``percentile``, ``bins``, ``gptq_damp``,
+    ``search_sweeps``, ``max_search_steps``. With ``method`` a method, ``rounding="nearest"``
+    and ``bias_correction=False`` this is exactly :class:`GruCalibrator`'s calibration.
 
-    Feeding the same batches as ``fixq gru quantize --calib-batch N`` gives the same
-    parameters as the command line.
+    Feeding the same batches as ``fixq gru quantize --calib-batch N`` with the same
+    options gives the same model as the command line.
     """
     if not isinstance(model, GruModel):
         model = GruModel.from_torch(model)
-    cal = GruCalibrator(model, config=config, scales=scales, method=method, **observer_options)
-    if cal.calibrate(calib, batch_first=batch_first) == 0:
+    ptq = GruPtq(model, method=method, rounding=rounding, bias_correction=bias_correction, **options)
+    n = 0
+    for item in calib:
+        if isinstance(item, tuple):
+            if len(item) != 2:
+                raise ValueError("quantize_gru: a tuple batch must be (x, lengths)")
+            ptq.observe(item[0], lengths=item[1], batch_first=batch_first)
+        else:
+            ptq.observe(item, batch_first=batch_first)
+        n += 1
+    if n == 0:
         raise ValueError("quantize_gru: the calibration iterable yielded no batches")
-    return QuantizedGru(model, cal.finalize())
+    return ptq.quantize(config, scales).quantized()
 
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -30,7 +30,7 @@ from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_
 
 from . import _fixq
 
-__all__ = ["QuantGRU"]
+__all__ = ["QuantGRU", "FakeQuantGRU"]
 
 
 def _as_numpy(t) -> np.ndarray:
@@ -63,6 +63,22 @@ def _unpack(batch, batch_first: bool):
     return x, lengths, batch_first
 
 
+def _calibrate(gru: nn.GRU, calib: Iterable, config, scales, method, rounding="gptq", bias_correction=True, **options):
+    """(float model, parameters) of ``gru`` calibrated on ``calib`` with fixq.GruPtq: the
+    model's weights on their integer grids and its biases corrected; what from_float builds."""
+    if not isinstance(gru, nn.GRU):
+        raise TypeError(f"from_float expects a torch.nn.GRU, got {type(gru).__name__}")
+    model = _fixq.GruModel.from_torch(gru)
+    ptq = _fixq.GruPtq(model, method=method, rounding=rounding, bias_correction=bias_correction, **options)
+    for batch in calib:
+        x, lengths, bf = _unpack(batch, gru.batch_first)
+        ptq.observe(x, lengths=lengths, batch_first=bf)
+    if ptq.batches == 0:
+        raise ValueError("from_float: the calibration iterable yielded no batches")
+    result = ptq.quantize(config, scales)
+    return result.model, result.params
+
+
 class QuantGRU(nn.Module):
     """Integer-only GRU with ``torch.nn.GRU``'s inference interface.
 
@@ -92,25 +108,24 @@ class QuantGRU(nn.Module):
 
     @classmethod
     def from_float(cls, gru: nn.GRU, calib: Iterable, config="int8", scales: Optional[str] = None,
-                   method: str = "minmax", **observer_options) -> "QuantGRU":
+                   method: str = "auto", rounding: str = "gptq", bias_correction: bool = True,
+                   **options) -> "QuantGRU":
         """Calibrates ``gru`` on ``calib`` and returns its integer version.
 
         ``calib``: an iterable of batches in ``gru``'s layout (``batch_first`` honoured):
         tensors or arrays ``[T, B, C]`` / ``[B, T, C]`` (2-D: one unbatched sequence),
         ``PackedSequence`` objects, or ``(x, lengths)`` tuples. Each batch is one
-        observation. ``config`` / ``scales`` / ``method`` / ``observer_options`` are those
-        of :class:`fixq.GruCalibrator`.
+        observation. ``config`` / ``scales`` as :class:`fixq.GruCalibrator`'s; the
+        post-training steps are those of :class:`fixq.GruPtq`, all on by default:
+        ``method="auto"`` chooses each operator's range by the output error (or one of
+        ``"minmax"``, ``"ema"``, ``"percentile"``, ``"mse"`` for all), ``rounding="gptq"``
+        rounds the weights against the calibration inputs (``"nearest"``: plain rounding),
+        ``bias_correction`` subtracts the rounding's expected error from the biases;
+        ``options``: ``ema_decay``, ``percentile``, ``bins``, ``gptq_damp``,
+        ``search_sweeps``, ``max_search_steps``.
         """
-        if not isinstance(gru, nn.GRU):
-            raise TypeError(f"from_float expects a torch.nn.GRU, got {type(gru).__name__}")
-        model = _fixq.GruModel.from_torch(gru)
-        cal = _fixq.GruCalibrator(model, config=config, scales=scales, method=method, **observer_options)
-        for batch in calib:
-            x, lengths, bf = _unpack(batch, gru.batch_first)
-            cal.observe(x, lengths=lengths, batch_first=bf)
-        if cal.batches == 0:
-            raise ValueError("from_float: the calibration iterable yielded no batches")
-        return cls(_fixq.QuantizedGru(model, cal.finalize()), batch_first=gru.batch_first)
+        model, params = _calibrate(gru, calib, config, scales, method, rounding, bias_correction, **options)
+        return cls(_fixq.QuantizedGru(model, params), batch_first=gru.batch_first)
 
     @classmethod
     def from_quantized(cls, quantized: "_fixq.QuantizedGru", batch_first: bool = False) -> "QuantGRU":
@@ -209,3 +224,6 @@ class QuantGRU(nn.Module):
         data = pack_padded_sequence(y, lengths, enforce_sorted=True).data.to(device)
         output = PackedSequence(data, input.batch_sizes, input.sorted_indices, input.unsorted_indices)
         return output, torch.from_numpy(h_n).to(device)
+
+
+from ._fakequant import FakeQuantGRU  # noqa: E402  (it builds QuantGRU objects from this module)

@@ -26,6 +26,8 @@ ScaleKind parse_scales(const std::string& s) { return parse_scale_kind(s, "scale
 pyb::object json_loads(const std::string& text) { return pyb::module_::import("json").attr("loads")(text); }
 std::string json_dumps(const pyb::handle& obj) { return pyb::module_::import("json").attr("dumps")(obj).cast<std::string>(); }
 
+}  // namespace
+
 // config, each form told apart by its type, never by guessing at a string's contents:
 //   "int8" | "int16"  a named base (the only strings accepted), with `scales`;
 //   GruQuantConfig    as is (JSON text: GruQuantConfig.from_json(text));
@@ -60,6 +62,8 @@ GruQuantConfig config_arg(const pyb::object& config, const pyb::object& scales) 
   c.validate();
   return c;
 }
+
+namespace {
 
 // params: GruQuantParams | dict (params_dict()) | JSON text.
 GruQuantParams params_arg(const pyb::object& params) {
@@ -137,6 +141,73 @@ pyb::tuple qforward(const QuantizedGru& q, const pyb::object& x, const pyb::obje
 
 using QuantStream = PyStream<QuantizedGruStream>;
 
+// One FixedPointScale as {"m": int, "shift": int}; a per-row list as two int64 arrays.
+pyb::dict scale_dict(const FixedPointScale& s) {
+  pyb::dict d;
+  d["m"] = s.m;
+  d["shift"] = s.shift;
+  return d;
+}
+
+pyb::dict scales_dict(const std::vector<FixedPointScale>& v) {
+  std::vector<int64_t> m, shift;
+  for (const FixedPointScale& s : v) {
+    m.push_back(s.m);
+    shift.push_back(s.shift);
+  }
+  const Shape shape{static_cast<int64_t>(v.size())};
+  pyb::dict d;
+  d["m"] = to_numpy(std::move(m), shape);
+  d["shift"] = to_numpy(std::move(shift), shape);
+  return d;
+}
+
+pyb::dict lut_dict(const ActivationLut& l) {
+  pyb::dict d;
+  d["input_min"] = l.input_min();
+  d["shift"] = l.shift();
+  d["frac_bits"] = l.frac_bits();
+  d["direct"] = l.direct();
+  d["output_min"] = l.output_range().qmin;
+  d["output_max"] = l.output_range().qmax;
+  const std::span<const int32_t> t = l.table();
+  d["table"] = to_numpy(std::vector<int64_t>(t.begin(), t.end()), Shape{static_cast<int64_t>(t.size())});
+  return d;
+}
+
+pyb::array_t<int64_t> ints(const std::vector<int32_t>& v, const Shape& shape) {
+  return to_numpy(std::vector<int64_t>(v.begin(), v.end()), shape);
+}
+
+pyb::dict cell_constants(const QuantizedGru& q, size_t c) {
+  const GruCellConstants k = q.cell_constants(c);
+  const int64_t H3 = static_cast<int64_t>(k.q_bx.size()), H = H3 / 3;
+  pyb::dict d;
+  d["q_w"] = ints(k.q_w, {H3, static_cast<int64_t>(k.q_w.size()) / H3});
+  d["q_r"] = ints(k.q_r, {H3, H});
+  d["q_bx"] = ints(k.q_bx, {H3});
+  d["q_br"] = ints(k.q_br, {H3});
+  d["wx_scale"] = scales_dict(k.wx_scale);
+  d["rh_scale"] = scales_dict(k.rh_scale);
+  const std::pair<const char*, const FixedPointScale*> ratios[] = {
+      {"wx_to_z", &k.wx_to_z}, {"rh_to_z", &k.rh_to_z},       {"wx_to_r", &k.wx_to_r}, {"rh_to_r", &k.rh_to_r},
+      {"rh_to_rhab", &k.rh_to_rhab}, {"wx_to_g", &k.wx_to_g}, {"rrh_to_g", &k.rrh_to_g}, {"rrh_mul", &k.rrh_mul},
+      {"old_mul", &k.old_mul}, {"new_mul", &k.new_mul},     {"old_to_h", &k.old_to_h}, {"new_to_h", &k.new_to_h}};
+  for (const auto& [name, s] : ratios) d[name] = scale_dict(*s);
+  d["bias_z"] = ints(k.bias_z, {H});
+  d["bias_r"] = ints(k.bias_r, {H});
+  d["bias_rhab"] = ints(k.bias_rhab, {H});
+  d["bias_g"] = ints(k.bias_g, {H});
+  d["q_one"] = k.q_one;
+  d["sig_z"] = lut_dict(k.sig_z);
+  d["sig_r"] = lut_dict(k.sig_r);
+  d["tanh_g"] = lut_dict(k.tanh_g);
+  pyb::list below;
+  for (const FixedPointScale& s : k.x_from_below) below.append(scale_dict(s));
+  d["x_from_below"] = below;
+  return d;
+}
+
 QuantStream make_qstream(const QuantizedGru& q, int64_t batch, const pyb::object& h0) {
   return make_py_stream<QuantizedGruStream>(q, dims_of(q), batch, h0);
 }
@@ -184,6 +255,19 @@ void bind_qgru(pyb::module_& m) {
           },
           "cell"_a, "op"_a, "The QuantParams of one operator ('x', 'h', 'W', 'z_pre', ...) of one cell.")
       .def("__eq__", [](const GruQuantParams& a, const GruQuantParams& b) { return a.to_json() == b.to_json(); });
+
+  m.def(
+      "gru_parameter_params",
+      [](const std::string& op, const pyb::object& config, const pyb::object& values) {
+        const carray<float> v = as_float_array(values, "values");
+        const Shape shape = shape_of(v);
+        require(shape.size() == 1 || shape.size() == 2, "values must be [rows] or [rows, n], got ", shape_str(shape));
+        return gru_parameter_params(parse_gru_op(op), config_arg(config, pyb::none()),
+                                    std::span<const float>(v.data(), v.size()), shape[0]);
+      },
+      "op"_a, "config"_a, "values"_a,
+      "The QuantParams of a weight or bias operator ('W', 'R', 'bx', 'br') from its float values [3H, n] or\n"
+      "[3H] (Haste gate order): symmetric, per row, min/max, as GruCalibrator derives them.");
 
   m.def("gru_ops", [] {
     std::vector<std::string> v;
@@ -262,6 +346,11 @@ void bind_qgru(pyb::module_& m) {
       .def_property_readonly("num_layers", &QuantizedGru::num_layers)
       .def_property_readonly("bidirectional", &QuantizedGru::bidirectional)
       .def_property_readonly("directions", [](const QuantizedGru& q) { return q.bidirectional() ? 2 : 1; })
+      .def("cell_constants", &cell_constants, "cell"_a,
+           "Every integer constant of one cell ([layer * D + direction]) as the build derived it (docs/spec.md\n"
+           "section 4): integer weights q_w, q_r, q_bx, q_br; fixed-point scales as {'m', 'shift'} (per-row ones\n"
+           "wx_scale, rh_scale as arrays); bias constants; q_one; the tables sig_z, sig_r, tanh_g; and\n"
+           "x_from_below, the rescales from the layer below's h (one per direction; empty for layer 0).")
       .def("vectorized_cells", &QuantizedGru::vectorized_cells,
            "Per cell: whether it runs the vectorised loop on this CPU (both loops compute the same integers).")
       .def("forward", &qforward, "x"_a, "h0"_a = pyb::none(), "lengths"_a = pyb::none(), "batch_first"_a = false,
@@ -286,6 +375,8 @@ void bind_qgru(pyb::module_& m) {
           &py_stream_state<QuantizedGruStream>,
           "The state [L, B, H], dequantized.")
       .def_property_readonly("batch", [](const QuantStream& s) { return s.batch; });
+
+  bind_ptq(m);
 }
 
 }  // namespace fixq::py

@@ -31,6 +31,8 @@ void bind_arith(pybind11::module_& m);
 void bind_calib(pybind11::module_& m);
 // Called by bind_gru: the integer GRU (qgru.h).
 void bind_qgru(pybind11::module_& m);
+// Called by bind_qgru: post-training quantization and auto bits (gru_ptq.h).
+void bind_ptq(pybind11::module_& m);
 
 // A C-contiguous array of T; forcecast converts other dtypes / layouts (copying only then).
 template <class T>

@@ -9,8 +9,13 @@
 
 #include "bindings.h"
 #include "fixq/gru.h"
+#include "fixq/qgru.h"
 
 namespace fixq::py {
+
+// config: "int8" | "int16" | GruQuantConfig | dict | os.PathLike of a JSON file, told apart
+// by type; scales for the named bases (bind_qgru.cpp).
+GruQuantConfig config_arg(const pyb::object& config, const pyb::object& scales);
 
 // The layout of a GRU: what its inputs must look like.
 struct GruDims {

@@ -9,31 +9,41 @@
 
 #include "cli/charlm.h"
 #include "cli/commands.h"
-#include "cli/fake_quant.h"
-#include "cli/timing.h"
+#include "compare/timing.h"
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
+#include "fixq/gru_ptq.h"
 #include "fixq/metrics.h"
 #include "fixq/qgru.h"
+#include "fixq/report.h"
 
 namespace fixq::cli {
 
 namespace {
 
-// Calibration: the calibration text cut into `batch` parallel sequences.
-GruQuantParams calibrate(const CharLm& lm, const std::vector<uint8_t>& ids, const GruQuantConfig& cfg, CalibMethod m) {
-  constexpr int64_t batch = 8;
-  const int64_t T = static_cast<int64_t>(ids.size()) / batch;
-  std::vector<float> x(static_cast<size_t>(T * batch * lm.embed));
+// Calibration data: the calibration text cut into `kCalibBatch` parallel sequences [T, B, E].
+constexpr int64_t kCalibBatch = 8;
+
+std::vector<float> calibration_batch(const CharLm& lm, const std::vector<uint8_t>& ids) {
+  const int64_t T = static_cast<int64_t>(ids.size()) / kCalibBatch;
+  std::vector<float> x(static_cast<size_t>(T * kCalibBatch * lm.embed));
   const std::vector<float> e = lm.embed_ids(ids);
-  for (int64_t b = 0; b < batch; ++b)
+  for (int64_t b = 0; b < kCalibBatch; ++b)
     for (int64_t t = 0; t < T; ++t)
-      std::copy_n(e.begin() + (b * T + t) * lm.embed, lm.embed, x.begin() + (t * batch + b) * lm.embed);
+      std::copy_n(e.begin() + (b * T + t) * lm.embed, lm.embed, x.begin() + (t * kCalibBatch + b) * lm.embed);
+  return x;
+}
+
+Shape calibration_shape(const CharLm& lm, const std::vector<uint8_t>& ids) {
+  return {static_cast<int64_t>(ids.size()) / kCalibBatch, kCalibBatch, lm.embed};
+}
+
+GruQuantParams calibrate(const CharLm& lm, const std::vector<uint8_t>& ids, const GruQuantConfig& cfg, CalibMethod m) {
   ObserverConfig oc;
   oc.method = m;
   GruCalibrator cal(lm.gru, cfg, oc);
-  cal.observe(x.data(), Shape{T, batch, lm.embed});
+  cal.observe(calibration_batch(lm, ids).data(), calibration_shape(lm, ids));
   return cal.finalize();
 }
 
@@ -127,7 +137,7 @@ void run(const std::string& dir) {
   const std::vector<float> x = lm.embed_ids(held);
   const Shape xs{T, 1, lm.embed};
   GruOutput f;
-  const double float_us = 1e6 * median_seconds_per_call([&] { f = gru_forward(lm.gru, x.data(), xs); }, 3) / static_cast<double>(T);
+  const double float_us = 1e6 * bench::median_seconds_per_call([&] { f = gru_forward(lm.gru, x.data(), xs); }, 3) / static_cast<double>(T);
   const double float_bpc = lm.bits_per_char(f.y, held);
   std::printf("  %-12s %-11s %-11s %8s %10s %10s %9s\n", "model", "scales", "calibration", "bpc", "vs float", "cosine", "us/step");
   print_row({"float32", "-", "-", float_bpc, 1.0, float_us}, float_bpc);
@@ -146,20 +156,45 @@ void run(const std::string& dir) {
                             {"fixq int8", false, ScaleKind::PowerOfTwo, CalibMethod::Mse},
                             {"fixq int8", false, ScaleKind::Multiplier, CalibMethod::MinMax},
                             {"fixq int8", false, ScaleKind::Multiplier, CalibMethod::Mse}};
-  const QuantizedGru* sampler = nullptr;
-  std::vector<QuantizedGru> models;
-  models.reserve(std::size(configs));
+  auto score = [&](const char* name, const char* scales, const std::string& method, const QuantizedGru& model) {
+    GruOutput q;
+    const double us = 1e6 * bench::median_seconds_per_call([&] { q = model.forward(x.data(), xs); }, 3) / static_cast<double>(T);
+    print_row({name, scales, method, lm.bits_per_char(q.y, held), cosine(f.y.data(), q.y.data(), f.y.size()), us}, float_bpc);
+  };
   for (const Config& c : configs) {
     const GruQuantConfig cfg = c.sixteen ? GruQuantConfig::int16(c.kind) : GruQuantConfig::int8(c.kind);
-    models.emplace_back(lm.gru, calibrate(lm, calib, cfg, c.method));
-    GruOutput q;
-    const double us = 1e6 * median_seconds_per_call([&] { q = models.back().forward(x.data(), xs); }, 3) / static_cast<double>(T);
-    print_row({c.name, to_string(c.kind), to_string(c.method), lm.bits_per_char(q.y, held),
-               cosine(f.y.data(), q.y.data(), f.y.size()), us},
-              float_bpc);
-    if (!c.sixteen && c.kind == ScaleKind::PowerOfTwo && c.method == CalibMethod::Mse) sampler = &models.back();
+    score(c.name, to_string(c.kind).c_str(), to_string(c.method),
+          QuantizedGru(lm.gru, calibrate(lm, calib, cfg, c.method)));
   }
+  // PTQ+: every post-training step of fixq/gru_ptq.h, the default of `fixq gru quantize`:
+  // GPTQ weight rounding, bias correction, each operator's range chosen by output error.
+  GruPtq ptq(lm.gru);
+  ptq.observe(calibration_batch(lm, calib).data(), calibration_shape(lm, calib));
+  std::vector<QuantizedGru> ptq_models;
+  for (ScaleKind kind : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier}) {
+    const GruPtqResult r = ptq.quantize(GruQuantConfig::int8(kind));
+    ptq_models.emplace_back(r.model, r.params);
+    score("fixq int8", to_string(kind).c_str(), "PTQ+", ptq_models.back());
+  }
+  const QuantizedGru* sampler = &ptq_models.front();
+  // Mixed precision: the fewest 16-bit operators for an output cosine of 0.9999 on the
+  // calibration text (pow2 scales, PTQ+).
+  GruAutoBitsOptions ab;
+  ab.target_cosine = 0.9999;
+  const GruAutoBitsResult mixed = ptq.auto_bits(GruQuantConfig::int8(ScaleKind::PowerOfTwo), ab);
+  score("fixq mixed", "pow2", "auto-bits", QuantizedGru(mixed.result.model, mixed.result.params));
   torch_rows(dir, float_bpc);
+  std::string wide;
+  for (const std::string& op : mixed.promoted) wide += (wide.empty() ? "" : ", ") + op;
+  std::printf("\n  PTQ+: GPTQ weight rounding, bias correction and every operator's range chosen by the output error\n"
+              "        on the calibration text (the default of `fixq gru quantize`).\n"
+              "  auto-bits: %s at 16 bits (%zu of %d operators) for cosine %.6f >= %.4f on the calibration text%s;\n"
+              "        per-step work %.2fx int8's, weight bytes %lld (int8: %lld).\n"
+              "  QAT: tools/qat_charlm.py fine-tunes this GRU through fixq.torch.FakeQuantGRU (minutes, not run here).\n",
+              wide.empty() ? "nothing" : wide.c_str(), mixed.promoted.size(), kGruOpCount, mixed.result.calib_cosine,
+              ab.target_cosine, mixed.target_met ? "" : " (NOT met)",
+              static_cast<double>(mixed.cost.work()) / static_cast<double>(mixed.base_cost.work()),
+              static_cast<long long>(mixed.cost.weight_bytes), static_cast<long long>(mixed.base_cost.weight_bytes));
 
   // The int8 model writes: the prompt, then one character at a time through the
   // streaming API, the state staying integer between characters.
@@ -179,7 +214,7 @@ void run(const std::string& dir) {
     text += lm.chars[next];
     h = stream.step(lm.embed_ids({next}).data());
   }
-  std::printf("\n  The int8 model (pow2 scales, MSE calibration) continues \"%s\" (temperature 0.6):\n\n", prompt.c_str());
+  std::printf("\n  The int8 model (pow2 scales, PTQ+) continues \"%s\" (temperature 0.6):\n\n", prompt.c_str());
   std::printf("    %s\n", text.c_str());
 
   std::printf("\n  Weights: what each scheme costs on the model's recurrent and input weights\n");

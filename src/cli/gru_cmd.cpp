@@ -1,4 +1,5 @@
 // fixq gru quantize | run | eval: the integer GRU from the command line.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -6,13 +7,13 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/fake_quant.h"
-#include "cli/gru_report.h"
 #include "cli/progress.h"
 #include "fixq/error.h"
+#include "fixq/gru_ptq.h"
 #include "fixq/metrics.h"
 #include "fixq/npy.h"
 #include "fixq/qgru.h"
+#include "fixq/report.h"
 #include "fixq/safetensors.h"
 
 namespace fixq::cli {
@@ -20,11 +21,16 @@ namespace fixq::cli {
 namespace {
 
 struct Options {
-  std::string model, float_model, prefix, out, config = "int8", scales = "pow2", method = "minmax", params_out, report;
+  std::string model, float_model, prefix, out, config = "int8", scales = "pow2", method = "auto", params_out, report;
   std::vector<std::string> calib;
   std::string input, lengths;
   bool batch_first = false;
   int64_t calib_batch = 16;
+  // Post-training steps (fixq/gru_ptq.h) and mixed precision.
+  std::string rounding = "gptq", config_out;
+  bool no_bias_correction = false, auto_bits = false;
+  double target_cosine = 0.9999;
+  double max_bits_cost = 0.0;  // 0: no budget
 };
 
 GruQuantConfig make_config(const Options& o) {
@@ -82,12 +88,45 @@ bool is_quantized(const std::string& path) {
   return it != f.metadata().end() && it->second == "gru-quantized";
 }
 
+GruPtqOptions ptq_options(const Options& o) {
+  GruPtqOptions p;
+  require(o.method == "auto" || o.method == "minmax" || o.method == "ema" || o.method == "percentile" || o.method == "mse",
+          "--method must be auto, minmax, ema, percentile or mse, got '", o.method, "'");
+  if (o.method != "auto") p.method = parse_calib_method(o.method);
+  p.rounding = parse_weight_rounding(o.rounding);
+  p.bias_correction = !o.no_bias_correction;
+  return p;
+}
+
+// "z_pre, g_pre" of the operators at 16 bits, or "none".
+std::string wide_ops(const GruQuantConfig& c) {
+  std::string s;
+  for (int i = 0; i < kGruOpCount; ++i)
+    if (c.bits[static_cast<size_t>(i)] > 8) s += (s.empty() ? "" : ", ") + to_string(static_cast<GruOp>(i));
+  return s.empty() ? "none" : s;
+}
+
+void print_cost(const char* what, const GruBitsCost& c, const GruBitsCost& base) {
+  std::printf("  %-8s weight bytes %lld, per step %lld MACs (%lld with a 16-bit operand) + %lld values (%lld 16-bit): "
+              "work %lld = %.3fx base\n",
+              what, static_cast<long long>(c.weight_bytes), static_cast<long long>(c.macs), static_cast<long long>(c.wide_macs),
+              static_cast<long long>(c.elementwise), static_cast<long long>(c.wide_elementwise),
+              static_cast<long long>(c.work()), static_cast<double>(c.work()) / static_cast<double>(std::max<int64_t>(1, base.work())));
+}
+
+void write_text(const std::string& path, const std::string& text, const char* option) {
+  std::ofstream out(path);
+  out << text << "\n";
+  out.close();
+  if (!out) fail("cannot write ", option, " ", path, "; check that its directory exists and is writable");
+}
+
 void quantize_cmd(const Options& o) {
   const GruModel model = load_gru_float(o.model, o.prefix);
   const GruQuantConfig cfg = make_config(o);
-  ObserverConfig oc;
-  oc.method = parse_calib_method(o.method);
-  GruCalibrator cal(model, cfg, oc);
+  require(o.max_bits_cost == 0.0 || o.auto_bits, "--max-bits-cost needs --auto-bits");
+  require(o.config_out.empty() || o.auto_bits, "--config-out needs --auto-bits (it writes the chosen config)");
+  GruPtq ptq(model, ptq_options(o));
   require(!o.calib.empty(), "--calib needs at least one .npy file of calibration sequences");
   require(o.calib_batch >= 1, "--calib-batch must be >= 1");
   // One file at a time, o.calib_batch sequences per observation.
@@ -99,23 +138,45 @@ void quantize_cmd(const Options& o) {
     for (int64_t b0 = 0; b0 < s.B(); b0 += o.calib_batch) {
       const int64_t b1 = std::min(s.B(), b0 + o.calib_batch);
       const std::vector<float> x = batch_slice(s, b0, b1);
-      cal.observe(x.data(), Shape{s.T(), b1 - b0, s.C()});
+      ptq.observe(x.data(), Shape{s.T(), b1 - b0, s.C()});
       bar.advance(b1 - b0);
     }
     total += s.B();
   }
-  const GruQuantParams params = cal.finalize();
-  const QuantizedGru q(model, params);
-  q.save(o.out);
-  if (!o.params_out.empty()) {
-    std::ofstream out(o.params_out);
-    out << params.to_json() << "\n";
-    out.close();
-    if (!out) fail("cannot write --params-out ", o.params_out, "; check that its directory exists and is writable");
+  GruPtqResult result;
+  if (o.auto_bits) {
+    GruAutoBitsOptions ab;
+    ab.target_cosine = o.target_cosine;
+    if (o.max_bits_cost != 0.0) ab.max_work_ratio = o.max_bits_cost;
+    GruAutoBitsResult r = ptq.auto_bits(cfg, ab);
+    std::printf("auto bits: output cosine %.6f on the calibration data (target %.6f%s)\n", r.result.calib_cosine,
+                o.target_cosine, r.target_met ? ", met" : ", NOT met: the budget or the operators ran out");
+    std::printf("  16-bit operators: %s (%d of %d)\n", wide_ops(r.result.params.config).c_str(),
+                static_cast<int>(std::count_if(r.result.params.config.bits.begin(), r.result.params.config.bits.end(),
+                                               [](int b) { return b > 8; })),
+                kGruOpCount);
+    print_cost("chosen:", r.cost, r.base_cost);
+    print_cost("base:", r.base_cost, r.base_cost);
+    const std::string json = r.result.params.config.to_json();
+    if (!o.config_out.empty()) {
+      write_text(o.config_out, json, "--config-out");
+      std::printf("  config -> %s (give it back with --config)\n", o.config_out.c_str());
+    } else {
+      std::printf("  config (save it and give it back with --config):\n%s\n", json.c_str());
+    }
+    result = std::move(r.result);
+  } else {
+    result = ptq.quantize(cfg);
   }
+  const QuantizedGru q(result.model, result.params);
+  q.save(o.out);
+  if (!o.params_out.empty()) write_text(o.params_out, result.params.to_json(), "--params-out");
   // The scale kind as the config decided it (a JSON config may override --scales).
-  std::printf("calibrated on %lld sequences (%s, %s scales, %s) -> %s\n", static_cast<long long>(total),
-              o.config.c_str(), to_string(params.config.scale_kind).c_str(), o.method.c_str(), o.out.c_str());
+  std::printf("calibrated on %lld sequences (%s, %s scales, ranges %s, rounding %s%s): calibration output cosine %.6f -> %s\n",
+              static_cast<long long>(total), o.auto_bits ? "auto bits" : o.config.c_str(),
+              to_string(result.params.config.scale_kind).c_str(),
+              o.method == "auto" ? "per operator by output error" : o.method.c_str(), o.rounding.c_str(),
+              o.no_bias_correction ? "" : ", bias correction", result.calib_cosine, o.out.c_str());
 }
 
 void run_cmd(const Options& o) {
@@ -137,81 +198,24 @@ void run_cmd(const Options& o) {
               static_cast<long long>(s.T()), static_cast<long long>(s.B()), static_cast<long long>(F));
 }
 
-// Sequences per forward call in eval: bounds memory and paces the progress bar. Batch
-// items never interact, in the float GRU or the integer one, so results do not depend on it.
-constexpr int64_t kEvalBatch = 16;
-
-// The quantized model must be of the float model's shape, or the per-operator parameters
-// would not line up with the float run's cells.
-void require_same_shape(const GruModel& m, const QuantizedGru& q, const Options& o) {
-  if (m.input_size != q.input_size() || m.hidden_size != q.hidden_size() || m.num_layers != q.num_layers() ||
-      m.bidirectional != q.bidirectional())
-    fail(o.model, " (input ", q.input_size(), ", hidden ", q.hidden_size(), ", layers ", q.num_layers(),
-         q.bidirectional() ? ", bidirectional" : "", ") is not a quantization of ", o.float_model, " (input ", m.input_size,
-         ", hidden ", m.hidden_size, ", layers ", m.num_layers, m.bidirectional ? ", bidirectional" : "",
-         "); pass the float model it was calibrated from");
-}
-
 void eval_cmd(const Options& o) {
   if (!o.report.empty()) check_report_path(o.report);  // before the work, not after it
   const GruModel model = load_gru_float(o.float_model, o.prefix);
   const QuantizedGru q = QuantizedGru::load(o.model);
-  require_same_shape(model, q, o);
   const Sequences s = load_sequences(o.input, o.batch_first);
   require(s.C() == model.input_size, o.input, ": sequences have ", s.C(), " features, the model expects ", model.input_size);
-  const GruQuantParams& p = q.params();
   const bool report = !o.report.empty();
-
-  GruEvalReport r{o.model, o.float_model, o.input, s.T(), s.B(), s.C(), &model, &p, {}, {}, {}, {}};
-  r.per_step.resize(static_cast<size_t>(s.T()));
-  r.per_op.resize(kGruOpCount);
-  r.ops.resize(model.cells.size());
-  // Every operator's own quantization error: its float values against their round trip
-  // through that operator's parameters, over the float run; and what those values are.
-  GruTap observe;
-  observe.on_value = [&](int layer, int direction, int64_t, GruOp op, const float* v, const Shape& shape) {
-    const size_t cell = static_cast<size_t>(layer * model.directions() + direction);
-    const QuantParams& qp = p.cells[cell][op];
-    OpValueStats& stats = r.ops[cell][static_cast<size_t>(op)];
-    if (stats.empty()) stats = OpValueStats(qp);
-    std::vector<float> x(v, v + numel(shape));
-    r.per_op[static_cast<size_t>(op)].merge(quantization_error(x, Shape{static_cast<int64_t>(x.size())}, qp));
-    stats.observe(v, numel(shape));
-  };
-  GruTap histogram;
-  histogram.on_value = [&](int layer, int direction, int64_t, GruOp op, const float* v, const Shape& shape) {
-    r.ops[static_cast<size_t>(layer * model.directions() + direction)][static_cast<size_t>(op)].bin(v, numel(shape));
-  };
-
+  GruEvalOptions eo;
+  eo.value_histograms = report;  // the report's ranges section
+  GruEvaluation r;
   {
-    // The report needs a second float run: the histograms' bins span the values seen in the first.
     Progress bar("evaluating", s.B() * (report ? 2 : 1));
-    for (int64_t b0 = 0; b0 < s.B(); b0 += kEvalBatch) {
-      const int64_t b1 = std::min(s.B(), b0 + kEvalBatch), n = b1 - b0;
-      const std::vector<float> x = batch_slice(s, b0, b1);
-      GruRunOptions fopt;
-      fopt.tap = &observe;
-      const GruOutput f = gru_forward(model, x.data(), Shape{s.T(), n, s.C()}, fopt);
-      const GruOutput i = q.forward(x.data(), Shape{s.T(), n, s.C()});
-      r.output.add(f.y.data(), i.y.data(), f.y.size());
-      const size_t per_step = f.y.size() / static_cast<size_t>(s.T());
-      for (int64_t t = 0; t < s.T(); ++t)
-        r.per_step[static_cast<size_t>(t)].add(f.y.data() + t * per_step, i.y.data() + t * per_step, per_step);
-      bar.advance(n);
-    }
-    if (report) {
-      for (auto& cell : r.ops)
-        for (OpValueStats& v : cell)
-          if (!v.empty()) v.fix_bins(kReportHistogramBins);
-      for (int64_t b0 = 0; b0 < s.B(); b0 += kEvalBatch) {
-        const int64_t b1 = std::min(s.B(), b0 + kEvalBatch);
-        const std::vector<float> x = batch_slice(s, b0, b1);
-        GruRunOptions fopt;
-        fopt.tap = &histogram;
-        gru_forward(model, x.data(), Shape{s.T(), b1 - b0, s.C()}, fopt);
-        bar.advance(b1 - b0);
-      }
-    }
+    int64_t shown = 0;
+    eo.progress = [&](int64_t done, int64_t) {
+      bar.advance(done - shown);
+      shown = done;
+    };
+    r = evaluate_gru(model, q, s.data.data(), s.shape, eo);
   }
 
   const ErrorStats& all = r.output;
@@ -236,7 +240,7 @@ void eval_cmd(const Options& o) {
                 100.0 * static_cast<double>(saturated) / static_cast<double>(std::max<uint64_t>(1, count)));
   }
   if (report) {
-    write_gru_report(o.report, r);
+    write_gru_report(o.report, GruEvalReport{o.model, o.float_model, o.input, s.T(), s.B(), s.C(), &model, &q.params(), &r});
     std::printf("\nreport -> %s\n", o.report.c_str());
   }
 }
@@ -270,16 +274,38 @@ void register_gru(CLI::App& app) {
   qc->add_option("--calib", q->calib, "calibration sequences .npy [T, B, C] (repeatable)")->required()->check(CLI::ExistingFile);
   qc->add_option("--config", q->config, "int8, int16 or a JSON config file")->capture_default_str();
   qc->add_option("--scales", q->scales, "pow2 (shifts only) or multiplier")->capture_default_str();
-  qc->add_option("--method", q->method, "minmax, ema, percentile or mse")->capture_default_str();
+  qc->add_option("--method", q->method,
+                 "operator ranges: auto (each operator's by the output error on the calibration data), or one of minmax, "
+                 "ema, percentile, mse for all")
+      ->capture_default_str();
+  qc->add_option("--rounding", q->rounding, "weight rounding: gptq (against the calibration inputs) or nearest")
+      ->capture_default_str();
+  qc->add_flag("--no-bias-correction", q->no_bias_correction,
+               "keep the biases as they are (by default the weight rounding's expected error is subtracted from them)");
+  qc->add_flag("--auto-bits", q->auto_bits,
+               "promote the fewest operators of --config to 16 bits that reach --target-cosine; prints the widths and "
+               "their cost");
+  qc->add_option("--target-cosine", q->target_cosine, "--auto-bits: output cosine to reach on the calibration data")
+      ->capture_default_str();
+  qc->add_option("--max-bits-cost", q->max_bits_cost,
+                 "--auto-bits: at most this many times the per-step work of --config (MACs and values, 16-bit ones "
+                 "counting twice)");
+  qc->add_option("--config-out", q->config_out, "--auto-bits: write the chosen config (JSON, for --config)");
   qc->add_option("--calib-batch", q->calib_batch, "sequences per calibration step")->capture_default_str();
   qc->add_option("--params-out", q->params_out, "also write the parameters as JSON");
   qc->add_flag("--batch-first", q->batch_first, "sequences are [B, T, C]");
   qc->add_option("-o,--output", q->out, "quantized model (.fixq)")->required();
-  qc->footer(std::string("A progress bar shows on a terminal while calibrating.\n"
+  qc->footer(std::string("By default every post-training step is on: GPTQ weight rounding, bias correction and each\n"
+                         "operator's range chosen by the output error (--rounding nearest, --no-bias-correction and\n"
+                         "--method minmax|ema|percentile|mse turn them off). A progress bar shows on a terminal while\n"
+                         "calibrating.\n"
+                         "The second command below promotes the fewest operators to 16 bits that reach an output cosine\n"
+                         "of 0.9999, prints them with their cost and writes them as a config for --config.\n"
                          "Example (from the repository root: a torch GRU and sequences, then its int8 model):\n") +
              kExportExample +
-             "  build/bin/fixq gru quantize --model gru.safetensors --calib ref/x.npy --config int8 --scales pow2 "
-             "--method mse -o gru.fixq");
+             "  build/bin/fixq gru quantize --model gru.safetensors --calib ref/x.npy --config int8 --scales pow2 -o gru.fixq\n"
+             "  build/bin/fixq gru quantize --model gru.safetensors --calib ref/x.npy --auto-bits --target-cosine 0.9999 "
+             "--config-out widths.json -o gru_mixed.fixq");
   qc->callback([q] { quantize_cmd(*q); });
 
   auto r = std::make_shared<Options>();

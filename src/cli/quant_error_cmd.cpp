@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/fake_quant.h"
 #include "fixq/calib.h"
 #include "fixq/error.h"
 #include "fixq/npy.h"
+#include "fixq/report.h"
 
 namespace fixq::cli {
 

@@ -1,14 +1,8 @@
 // fixq quantize-stats: llama.cpp's quantize-stats over the float tensors of a .safetensors,
-// .gguf or .npy file (a GGUF file's tensors already in a block format are listed, not
-// measured). Each tensor is read once and round-tripped through every requested GGUF
-// type in chunks of whole blocks (identical to whole-tensor packing, since blocks never
-// straddle a chunk), so memory stays at one tensor plus small buffers. The report is
+// .gguf or .npy file; the work is the library's (fixq/quantize_stats.h). The report is
 // llama.cpp's: per type one "rmse, maxerr, 95pct, median" line over all tensors (preceded,
 // with --per-tensor, by a line per tensor named type::tensor), then nmse and SQNR.
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,12 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "fixq/error.h"
-#include "fixq/gguf.h"
-#include "fixq/gguf_file.h"
-#include "fixq/metrics.h"
-#include "fixq/npy.h"
-#include "fixq/safetensors.h"
+#include "fixq/quantize_stats.h"
 
 namespace fixq::cli {
 
@@ -30,7 +19,6 @@ namespace {
 // The weight formats; q8_1 and q8_K are the activation side of the dot products.
 const char* const kDefaultTypes =
     "q4_0,q4_1,q5_0,q5_1,q8_0,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_nl,iq4_xs,tq1_0,tq2_0,mxfp4,nvfp4";
-constexpr int64_t kChunk = 1 << 16;  // elements per round trip: a multiple of every block size
 
 struct Options {
   std::string path;
@@ -38,112 +26,11 @@ struct Options {
   bool per_tensor = false;
 };
 
-// The float tensors of a file, one at a time: a .npy (one tensor, <f4 or <f8), a
-// safetensors file (F32, F16, BF16, F64; other dtypes are listed as skipped) or a GGUF
-// file (f32, f16, bf16, f64; tensors already in a block format are listed as such).
-class FloatTensors {
- public:
-  explicit FloatTensors(const std::string& path) : path_(path) {
-    char magic[6] = {};
-    std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
-    if (std::string(magic, sizeof magic) == "\x93NUMPY") {
-      npy_shape_.emplace();
-      npy_values_ = load_npy_f32(path, &*npy_shape_);
-      return;
-    }
-    if (std::string(magic, 4) == "GGUF") {
-      gguf_.emplace(path);
-      for (const gguf::TensorInfo& t : gguf_->tensors()) {
-        if (t.type->is_float) {
-          gguf_floats_.push_back(&t);
-          continue;
-        }
-        std::vector<std::string>& list = t.type->is_int ? skipped_names_ : quantized_names_;
-        list.push_back(gguf::printable(t.name) + " " + std::string(t.type->name));
-      }
-      return;
-    }
-    try {
-      st_.emplace(path);
-    } catch (const Error& e) {
-      fail(path, " is neither a .npy file nor a readable safetensors file: ", e.what());
-    }
-    for (const SafetensorsTensorInfo& t : st_->tensors()) {
-      const bool is_float = t.dtype == SafetensorsDtype::F32 || t.dtype == SafetensorsDtype::F16 ||
-                            t.dtype == SafetensorsDtype::BF16 || t.dtype == SafetensorsDtype::F64;
-      if (is_float)
-        floats_.push_back(&t);
-      else
-        skipped_names_.push_back(t.name + " " + to_string(t.dtype));
-    }
-  }
-
-  std::size_t count() const { return npy_shape_ ? 1 : gguf_ ? gguf_floats_.size() : floats_.size(); }
-  std::string name(std::size_t i) const {
-    return npy_shape_ ? path_ : gguf_ ? gguf::printable(gguf_floats_[i]->name) : floats_[i]->name;
-  }
-  Shape shape(std::size_t i) const {
-    return npy_shape_ ? *npy_shape_ : gguf_ ? gguf_floats_[i]->shape : floats_[i]->shape;
-  }
-  std::vector<float> values(std::size_t i) const {
-    return npy_shape_ ? npy_values_ : gguf_ ? gguf_->read_f32(*gguf_floats_[i]) : st_->read_f32(floats_[i]->name);
-  }
-  // "name dtype" of the tensors not measured: of other dtypes, and already quantized.
-  const std::vector<std::string>& skipped() const { return skipped_names_; }
-  const std::vector<std::string>& quantized() const { return quantized_names_; }
-
- private:
-  std::string path_;
-  std::optional<Shape> npy_shape_;
-  std::vector<float> npy_values_;
-  std::optional<SafetensorsFile> st_;
-  std::vector<const SafetensorsTensorInfo*> floats_;
-  std::optional<gguf::File> gguf_;
-  std::vector<const gguf::TensorInfo*> gguf_floats_;
-  std::vector<std::string> skipped_names_, quantized_names_;
-};
-
-struct TypeReport {
-  const gguf::TypeTraits* type;
-  ErrorStats total;
-  std::vector<std::string> tensor_lines;  // with --per-tensor
-  int64_t skipped_tensors = 0, skipped_elements = 0;
-};
-
-// Round-trips x through the type in chunks, adding the pairs to `stats` (and advancing the
-// progress bar, if any, chunk by chunk).
-void round_trip(const gguf::TypeTraits& t, const std::string& tensor, const std::vector<float>& x, ErrorStats& stats,
-                Progress* progress) {
-  std::vector<std::byte> packed;
-  std::vector<float> back;
-  const auto n = static_cast<int64_t>(x.size());
-  for (int64_t off = 0; off < n; off += kChunk) {
-    const int64_t len = std::min(kChunk, n - off);
-    packed.resize(gguf::packed_size(t.type, len));
-    gguf::quantize(t.type, x.data() + off, len, packed.data());
-    const int64_t bad = gguf::first_invalid_block(t.type, packed);
-    if (bad >= 0)
-      fail("tensor '", tensor, "': element ", off + bad * t.block_elems, " starts a ", t.name,
-           " block whose scale is beyond the fp16 range (values too large for ", t.name, ")");
-    back.resize(static_cast<std::size_t>(len));
-    gguf::dequantize(t.type, packed, back.data());
-    stats.add(x.data() + off, back.data(), static_cast<std::size_t>(len));
-    if (progress) progress->advance(len);
-  }
-}
-
 void run(const Options& o) {
-  std::vector<TypeReport> reports;
-  for (const std::string& name : o.types) reports.push_back({&gguf::traits(name), {}, {}});
-  FloatTensors file(o.path);
-
-  int64_t elements = 0;
-  std::vector<Shape> shapes;
-  for (std::size_t i = 0; i < file.count(); ++i) {
-    shapes.push_back(file.shape(i));
-    elements += numel(shapes.back());
-  }
-  std::printf("%s: float tensors %zu, values %lld", o.path.c_str(), file.count(), static_cast<long long>(elements));
+  for (const std::string& t : o.types) gguf::traits(t);  // an unknown type before any output
+  const QuantizeStatsInput file(o.path);
+  std::printf("%s: float tensors %zu, values %lld", o.path.c_str(), file.float_tensors(),
+              static_cast<long long>(file.float_values()));
   const auto list = [](const char* what, const std::vector<std::string>& names) {
     if (names.empty()) return;
     std::printf("; %s %zu (", what, names.size());
@@ -156,44 +43,29 @@ void run(const Options& o) {
   std::fflush(stdout);
 
   // A bar only for work that takes a while (the scalar K-quant searches run at ~50 MB/s).
-  const int64_t work = elements * static_cast<int64_t>(reports.size());
   std::optional<Progress> progress;
-  if (work >= (int64_t{1} << 24)) progress.emplace("quantize-stats", work);
-
-  for (std::size_t i = 0; i < file.count(); ++i) {
-    const std::string name = file.name(i);
-    const Shape& shape = shapes[i];
-    const std::vector<float> x = file.values(i);
-    for (std::size_t k = 0; k < x.size(); ++k)
-      if (!std::isfinite(x[k]))
-        fail("tensor '", name, "' element ", k, " is ", std::isnan(x[k]) ? "NaN" : "infinite",
-             "; the GGUF formats hold finite values only");
-    for (TypeReport& r : reports) {
-      const int64_t block = r.type->block_elems;
-      if (shape.empty() || shape.back() % block != 0) {
-        ++r.skipped_tensors;
-        r.skipped_elements += static_cast<int64_t>(x.size());
-        if (progress) progress->advance(static_cast<int64_t>(x.size()));
-      } else if (!x.empty()) {
-        ErrorStats tensor_stats;
-        round_trip(*r.type, name, x, tensor_stats, progress ? &*progress : nullptr);
-        if (o.per_tensor) r.tensor_lines.push_back(tensor_stats.llama_line(std::string(r.type->name) + "::" + name));
-        r.total.merge(tensor_stats);
-      }
-    }
-  }
+  QuantizeStatsOptions qo;
+  qo.types = o.types;
+  qo.per_tensor = o.per_tensor;
+  int64_t shown = 0;
+  qo.progress = [&](int64_t done, int64_t total) {
+    if (!progress && total >= (int64_t{1} << 24)) progress.emplace("quantize-stats", total);
+    if (progress) progress->advance(done - shown);
+    shown = done;
+  };
+  const std::vector<QuantizeStatsType> reports = file.run(qo);
   progress.reset();  // ends the bar's line before the report
 
-  for (const TypeReport& r : reports) {
-    for (const std::string& line : r.tensor_lines) std::printf("%s\n", line.c_str());
+  for (const QuantizeStatsType& r : reports) {
     const std::string type(r.type->name);
+    for (const auto& [tensor, stats] : r.tensors) std::printf("%s\n", stats.llama_line(type + "::" + tensor).c_str());
     if (r.total.count() > 0)
       std::printf("%s\n    %s\n", r.total.llama_line(type).c_str(), r.total.summary().c_str());
     else
       std::printf("%-50s: no tensor can be packed\n", type.c_str());
     if (r.skipped_tensors > 0)
       std::printf("    skipped %lld tensors (%lld values): last dimension not a multiple of %lld\n",
-                  static_cast<long long>(r.skipped_tensors), static_cast<long long>(r.skipped_elements),
+                  static_cast<long long>(r.skipped_tensors), static_cast<long long>(r.skipped_values),
                   static_cast<long long>(r.type->block_elems));
   }
 }

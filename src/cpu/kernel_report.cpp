@@ -4,6 +4,7 @@
 #include "fixq/error.h"
 #include "gemm/kernels.h"
 #include "gguf/kernels.h"
+#include "gru/float_kernels.h"
 #include "gru/q_fast.h"
 #include "lowp/kernels.h"
 #include "packed/layout.h"
@@ -22,6 +23,7 @@ std::vector<KernelChoice> active_kernels() {
   gemm("gemm s16 x s8", IntType::S16, IntType::S8);
   gemm("gemm u8/s8 x s16", IntType::U8, IntType::S16);
   v.push_back({"gru step", gru_detail::fast_kernel_name()});
+  v.push_back({"gru float", gru_float::active_kernel_name()});
   v.push_back({"quantize int8",
                to_string(quant_detail::registry().pick([](const quant_detail::QuantTable& t) { return t.s8.quantize; }).isa)});
   const auto gguf_dot = gguf::detail::registry().pick(

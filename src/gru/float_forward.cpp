@@ -1,5 +1,7 @@
 // gru_forward: the float GRU over whole sequences, layer by layer and direction by
-// direction, each step computed for the batch items still running (see fixq/gru.h).
+// direction. Each direction projects its inputs for a block of steps at once (one matmul
+// of many rows, W read once per block), then runs the steps, each for the batch items
+// still running (see fixq/gru.h).
 #include <algorithm>
 #include <vector>
 
@@ -18,38 +20,61 @@ struct SeqLayout {
   int64_t offset(int64_t t, int64_t b) const { return (batch_first ? b * T + t : t * B + b) * width; }
 };
 
-// One direction of one layer over the whole sequence: h [B, H] holds the initial state and
-// ends as the final one; item b's h_t goes to columns [out_col, out_col + H) of out(t, b).
-// Only the items with t < length are gathered into the rows of a step, so padding is
-// neither computed nor written, and the reverse direction of an item starts at its last
-// real step.
-void run_direction(const GruCell& cell, const float* in, const SeqLayout& in_layout, float* out,
-                   const SeqLayout& out_layout, int64_t out_col, const std::vector<int64_t>& lengths,
+// Rows of the input projection per block: enough that the weights are read once for many
+// rows, few enough that the block's Wx stays a few MiB.
+constexpr int64_t kProjectionRows = 256;
+
+// One direction of one layer over the whole sequence: `in` is time-major [T, B, C]; h [B, H]
+// holds the initial state and ends as the final one; item b's h_t goes to columns
+// [out_col, out_col + H) of out(t, b). Only the items with t < length take part in a
+// step, so padding is neither computed into the state nor written, and the reverse
+// direction of an item starts at its last real step.
+void run_direction(const GruCell& cell, const gru_float::ActiveKernels& k, const float* in, int64_t T, int64_t B,
+                   float* out, const SeqLayout& out_layout, int64_t out_col, const std::vector<int64_t>& lengths,
                    bool reverse, float* h, gru_float::TapSite site) {
-  const int64_t C = cell.input_size, H = cell.hidden_size, T = in_layout.T, B = in_layout.B;
+  const int64_t C = cell.input_size, H = cell.hidden_size, H3 = 3 * H;
+  const int64_t block_steps = std::clamp<int64_t>(kProjectionRows / B, 1, std::max<int64_t>(T, 1));
+  std::vector<float> wx(static_cast<std::size_t>(std::min(block_steps, T) * B * H3));
   std::vector<int64_t> running;
-  std::vector<float> xs, hs;
+  std::vector<float> xs, wxs, hs;
   gru_float::StepScratch scratch;
-  for (int64_t s = 0; s < T; ++s) {
-    const int64_t t = reverse ? T - 1 - s : s;
-    running.clear();
-    for (int64_t b = 0; b < B; ++b)
-      if (t < lengths[static_cast<std::size_t>(b)]) running.push_back(b);
-    if (running.empty()) continue;
-    const auto rows = static_cast<int64_t>(running.size());
-    xs.resize(static_cast<std::size_t>(rows * C));
-    hs.resize(static_cast<std::size_t>(rows * H));
-    for (int64_t i = 0; i < rows; ++i) {
-      const int64_t b = running[static_cast<std::size_t>(i)];
-      std::copy_n(in + in_layout.offset(t, b), C, xs.data() + i * C);
-      std::copy_n(h + b * H, H, hs.data() + i * H);
-    }
-    site.t = t;
-    gru_float::cell_step(cell, rows, xs.data(), hs.data(), scratch, site);
-    for (int64_t i = 0; i < rows; ++i) {
-      const int64_t b = running[static_cast<std::size_t>(i)];
-      std::copy_n(hs.data() + i * H, H, h + b * H);
-      std::copy_n(hs.data() + i * H, H, out + out_layout.offset(t, b) + out_col);
+  const bool tapped = site.active();
+  for (int64_t s0 = 0; s0 < T; s0 += block_steps) {
+    const int64_t s1 = std::min(T, s0 + block_steps);
+    // The block's steps are the times [t_lo, t_lo + s1 - s0), whose rows are contiguous.
+    const int64_t t_lo = reverse ? T - s1 : s0;
+    gru_float::input_projection(cell, k, (s1 - s0) * B, in + t_lo * B * C, wx.data());
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t t = reverse ? T - 1 - s : s;
+      const float* x_t = in + t * B * C;
+      const float* wx_t = wx.data() + (t - t_lo) * B * H3;
+      running.clear();
+      for (int64_t b = 0; b < B; ++b)
+        if (t < lengths[static_cast<std::size_t>(b)]) running.push_back(b);
+      if (running.empty()) continue;
+      site.t = t;
+      const auto rows = static_cast<int64_t>(running.size());
+      if (rows == B) {
+        gru_float::recurrent_step(cell, k, B, x_t, wx_t, h, scratch, site);
+        for (int64_t b = 0; b < B; ++b) std::copy_n(h + b * H, H, out + out_layout.offset(t, b) + out_col);
+        continue;
+      }
+      // Some items have ended: gather the running ones' rows, step them, scatter back.
+      if (tapped) xs.resize(static_cast<std::size_t>(rows * C));
+      wxs.resize(static_cast<std::size_t>(rows * H3));
+      hs.resize(static_cast<std::size_t>(rows * H));
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t b = running[static_cast<std::size_t>(i)];
+        if (tapped) std::copy_n(x_t + b * C, C, xs.data() + i * C);
+        std::copy_n(wx_t + b * H3, H3, wxs.data() + i * H3);
+        std::copy_n(h + b * H, H, hs.data() + i * H);
+      }
+      gru_float::recurrent_step(cell, k, rows, xs.data(), wxs.data(), hs.data(), scratch, site);
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t b = running[static_cast<std::size_t>(i)];
+        std::copy_n(hs.data() + i * H, H, h + b * H);
+        std::copy_n(hs.data() + i * H, H, out + out_layout.offset(t, b) + out_col);
+      }
     }
   }
 }
@@ -65,7 +90,7 @@ GruOutput gru_forward(const GruModel& model, const float* x, const Shape& x_shap
   gru_float::require_finite("gru_forward", "x", x, x_shape);
   const int64_t T = opt.batch_first ? x_shape[1] : x_shape[0];
   const int64_t B = opt.batch_first ? x_shape[0] : x_shape[1];
-  const int64_t H = model.hidden_size, D = model.directions(), L = model.num_layers;
+  const int64_t C = model.input_size, H = model.hidden_size, D = model.directions(), L = model.num_layers;
 
   std::vector<int64_t> lengths(static_cast<std::size_t>(B), T);
   if (!opt.lengths.empty()) {
@@ -88,22 +113,28 @@ GruOutput gru_forward(const GruModel& model, const float* x, const Shape& x_shap
     out.h_n.assign(static_cast<std::size_t>(numel(state_shape)), 0.0f);
   }
   out.y.assign(static_cast<std::size_t>(numel(Shape{T, B, D * H})), 0.0f);
+  if (T == 0 || B == 0) return out;
 
-  // Layers below the top write into time-major buffers that the next layer reads.
+  const gru_float::ActiveKernels kernels = gru_float::active_kernels();
+  // Every layer reads a time-major [T, B, width] input: a batch-first x is reordered once.
   std::vector<float> below, above;
   const float* in = x;
-  SeqLayout in_layout{T, B, model.input_size, opt.batch_first};
+  if (opt.batch_first) {
+    below.resize(static_cast<std::size_t>(T * B * C));
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t b = 0; b < B; ++b) std::copy_n(x + (b * T + t) * C, C, below.data() + (t * B + b) * C);
+    in = below.data();
+  }
   for (int layer = 0; layer < L; ++layer) {
     const bool top = layer == L - 1;
     const SeqLayout out_layout{T, B, D * H, top && opt.batch_first};
     if (!top) above.assign(out.y.size(), 0.0f);
     float* layer_out = top ? out.y.data() : above.data();
     for (int d = 0; d < D; ++d)
-      run_direction(model.cell(layer, d), in, in_layout, layer_out, out_layout, d * H, lengths, d == 1,
+      run_direction(model.cell(layer, d), kernels, in, T, B, layer_out, out_layout, d * H, lengths, d == 1,
                     out.h_n.data() + (layer * D + d) * B * H, {opt.tap, layer, d, 0});
     below.swap(above);
     in = below.data();
-    in_layout = {T, B, D * H, false};
   }
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include "fixq/error.h"
 #include "fixq/gru.h"
+#include "gru/float_inputs.h"
 
 namespace fixq {
 namespace {
@@ -22,6 +23,9 @@ void check_tensor(const std::string& cell, const char* name, const std::vector<f
   if (v.size() != want)
     fail("GRU model: ", cell, ": ", name, " has ", v.size(), " values, but ", shape_str(shape),
          " needs ", want);
+  // A branch-free scan first (every forward pass validates its model, so this runs over
+  // every weight each call); the position of a bad value is looked for only when needed.
+  if (gru_float::all_finite(v.data(), static_cast<int64_t>(v.size()))) return;
   for (std::size_t i = 0; i < v.size(); ++i)
     if (!std::isfinite(v[i])) fail("GRU model: ", cell, ": ", name, "[", i, "] is ", v[i], ", not finite");
 }

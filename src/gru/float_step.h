@@ -2,10 +2,12 @@
 // that both compute the same bits.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "fixq/gru.h"
+#include "gru/float_kernels.h"
 
 namespace fixq::gru_float {
 
@@ -15,19 +17,23 @@ struct TapSite {
   int layer = 0;
   int direction = 0;
   int64_t t = 0;
+  bool active() const { return tap != nullptr && static_cast<bool>(tap->on_value); }
 };
 
 // The intermediate values of one step, kept between steps to reuse their memory.
 struct StepScratch {
-  std::vector<float> wx, rh;                 // [rows, 3H]
-  std::vector<float> z_pre, z, r_pre, r;     // [rows, H] each
-  std::vector<float> rh_add_br, r_rh, g_pre, g, old_contrib, new_contrib;
+  std::vector<float> rh;                                  // [rows, 3H]
+  std::array<std::vector<float>, kGateIntermediates> all;  // [rows, H] each, only with a tap
 };
 
-// Advances `rows` independent rows by one step of `cell`: reads x [rows, C] and h [rows, H]
-// (h_{t-1}), then overwrites h with h_t. Reports every operator to site.tap in the order
-// fixq/gru.h lists. The caller has validated the cell and the values.
-void cell_step(const GruCell& cell, int64_t rows, const float* x, float* h, StepScratch& s,
-               const TapSite& site);
+// Wx = W x for `rows` rows of x (row stride C): wx [rows, 3H].
+void input_projection(const GruCell& cell, const ActiveKernels& k, int64_t rows, const float* x, float* wx);
+
+// Advances `rows` independent rows by one step of `cell`: reads their input x [rows, C]
+// (only for the tap), its projection wx [rows, 3H] and h [rows, H] (h_{t-1}), then
+// overwrites h with h_t. Reports every operator to site.tap in the order fixq/gru.h lists.
+// The caller has validated the cell and the values.
+void recurrent_step(const GruCell& cell, const ActiveKernels& k, int64_t rows, const float* x, const float* wx,
+                    float* h, StepScratch& s, const TapSite& site);
 
 }  // namespace fixq::gru_float

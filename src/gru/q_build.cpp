@@ -1,7 +1,10 @@
 // build_plan: fixed-point ratios, compensation and bias constants, tables (docs/spec.md
 // section 4).
 #include <cmath>
+#include <deque>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 #include "fixq/error.h"
 #include "gru/q_fast.h"
@@ -35,6 +38,34 @@ int32_t constant_term(int32_t q, double sigma, const GruQuantConfig& c, const ch
   if (sigma < FixedPointScale::kMinReal && c.scale_kind == ScaleKind::Multiplier) return 0;
   const FixedPointScale s = ratio(sigma, 1.0, c, what);
   return static_cast<int32_t>(saturate(s.apply(q), INT32_MIN, INT32_MAX));
+}
+
+// ActivationLut::build, remembered: a table depends only on its input's and output's
+// parameters, and parameter searches (fixq/gru_ptq.h) build the same interpolated 16-bit
+// tables hundreds of times (each costs milliseconds of exp / tanh and verification). The
+// last kLutCacheSize distinct tables are kept; the result is the same table either way.
+ActivationLut build_lut(ActivationLut::Fn fn, const QuantParams& in, const QuantParams& out) {
+  constexpr size_t kLutCacheSize = 24;
+  using Key = std::tuple<int, float, int32_t, int, bool, float, int32_t, int, bool>;
+  struct Entry {
+    Key key;
+    ActivationLut lut;
+  };
+  static std::mutex mutex;
+  static std::deque<Entry> cache;
+  if (in.size() != 1 || out.size() != 1) return ActivationLut::build(fn, in, out);  // build() names the error
+  const Key key{static_cast<int>(fn), in.scale[0], in.zero_point[0], in.scheme.format.bits, in.scheme.format.is_signed,
+                out.scale[0], out.zero_point[0], out.scheme.format.bits, out.scheme.format.is_signed};
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    for (const Entry& e : cache)
+      if (e.key == key) return e.lut;
+  }
+  ActivationLut lut = ActivationLut::build(fn, in, out);
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() == kLutCacheSize) cache.pop_front();
+  cache.push_back({key, lut});
+  return lut;
 }
 
 PackedB pack(const std::vector<int32_t>& q, int64_t rows, int64_t cols, int bits) {
@@ -116,9 +147,9 @@ CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_
     c.sig_r = ActivationLut::from_entries(p[GruOp::RPre], p[GruOp::ROut], std::move(stored->sig_r), name("sig_r"));
     c.tanh_g = ActivationLut::from_entries(p[GruOp::GPre], p[GruOp::GOut], std::move(stored->tanh_g), name("tanh_g"));
   } else {
-    c.sig_z = ActivationLut::build(ActivationLut::Fn::Sigmoid, p[GruOp::ZPre], p[GruOp::ZOut]);
-    c.sig_r = ActivationLut::build(ActivationLut::Fn::Sigmoid, p[GruOp::RPre], p[GruOp::ROut]);
-    c.tanh_g = ActivationLut::build(ActivationLut::Fn::Tanh, p[GruOp::GPre], p[GruOp::GOut]);
+    c.sig_z = build_lut(ActivationLut::Fn::Sigmoid, p[GruOp::ZPre], p[GruOp::ZOut]);
+    c.sig_r = build_lut(ActivationLut::Fn::Sigmoid, p[GruOp::RPre], p[GruOp::ROut]);
+    c.tanh_g = build_lut(ActivationLut::Fn::Tanh, p[GruOp::GPre], p[GruOp::GOut]);
   }
   c.w = pack(q_w, H3, C, config.bits_of(GruOp::W));
   c.r = pack(q_r, H3, H, config.bits_of(GruOp::R));

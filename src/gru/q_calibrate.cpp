@@ -19,15 +19,18 @@ Range usable(Range r) {
   return {-1.0f, 1.0f};
 }
 
-QuantParams parameter_params(GruOp op, const GruQuantConfig& config, const std::vector<float>& v, int64_t rows) {
+}  // namespace
+
+QuantParams gru_parameter_params(GruOp op, const GruQuantConfig& config, std::span<const float> values, int64_t rows) {
+  require(is_parameter(op), "gru_parameter_params: ", to_string(op), " is not a weight or bias operator (W, R, bx, br)");
+  require(rows >= 1 && !values.empty() && values.size() % static_cast<size_t>(rows) == 0, "gru_parameter_params: ",
+          values.size(), " values do not form ", rows, " rows");
   const QuantScheme s = gru_op_scheme(op, config);
-  const Shape shape{rows, static_cast<int64_t>(v.size()) / rows};
-  std::vector<Range> r = minmax_ranges(v.data(), shape, s);
+  const Shape shape{rows, static_cast<int64_t>(values.size()) / rows};
+  std::vector<Range> r = minmax_ranges(values.data(), shape, s);
   for (Range& x : r) x = usable(x);
   return params_from_ranges(s, shape, r);
 }
-
-}  // namespace
 
 GruCalibrator::GruCalibrator(const GruModel& model, const GruQuantConfig& config, const ObserverConfig& method)
     : model_(&model), config_(config) {
@@ -79,10 +82,10 @@ GruQuantParams GruCalibrator::finalize() const {
       cp[op] = params_from_ranges(s, Shape{1}, r);
     }
     const int64_t h3 = 3 * cell.hidden_size;
-    cp[GruOp::W] = parameter_params(GruOp::W, config_, cell.W, h3);
-    cp[GruOp::R] = parameter_params(GruOp::R, config_, cell.R, h3);
-    cp[GruOp::Bx] = parameter_params(GruOp::Bx, config_, cell.bx, h3);
-    cp[GruOp::Br] = parameter_params(GruOp::Br, config_, cell.br, h3);
+    cp[GruOp::W] = gru_parameter_params(GruOp::W, config_, cell.W, h3);
+    cp[GruOp::R] = gru_parameter_params(GruOp::R, config_, cell.R, h3);
+    cp[GruOp::Bx] = gru_parameter_params(GruOp::Bx, config_, cell.bx, h3);
+    cp[GruOp::Br] = gru_parameter_params(GruOp::Br, config_, cell.br, h3);
     p.cells.push_back(std::move(cp));
   }
   return p;

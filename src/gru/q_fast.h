@@ -86,6 +86,8 @@ struct GruKernels {
 namespace avx2 { extern const GruKernels kGru; }
 namespace avx512 { extern const GruKernels kGru; }
 namespace avx512_emulated { extern const GruKernels kGru; }
+namespace avx512vbmi { extern const GruKernels kGru; }
+namespace avx512vbmi_emulated { extern const GruKernels kGru; }
 
 // Best first, one entry per family (q_run.cpp).
 cpu_detail::KernelRegistry<GruKernels>& registry();
@@ -94,6 +96,20 @@ cpu_detail::KernelRegistry<GruKernels>& registry();
 const GruLaneKernels* active_lane_kernels();
 // Their name, or the reference loop's.
 std::string fast_kernel_name();
+
+// The requantized input projection of every step, Wx [steps * batch, 3 * hp] per cell
+// (the layout the step kernels read).
+using WxRows = std::vector<int32_t>;
+
+// Wx of `cells` cells that share the input q_x [rows, C]: one product with w, whose rows are
+// the cells' W stacked ([cells * 3H, C]), then each cell's requantization of its slice.
+void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int count, const PackedB& w,
+                    const void* q_x, int64_t rows, WxRows* const* out);
+
+// The time loop of one cell from its precomputed Wx (project_inputs); run_cell's contract
+// otherwise.
+void run_recurrence(const GruLaneKernels& k, const CellPlan& plan, const FastPlan& fast, const WxRows& wx, int64_t steps,
+                    int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
 
 // Same contract as run_cell (q_plan.h), computed with the given lane kernels.
 void run_cell_fast(const GruLaneKernels& k, const CellPlan& plan, const FastPlan& fast, const void* q_x, int64_t steps,

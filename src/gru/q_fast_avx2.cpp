@@ -47,7 +47,8 @@ struct LutOps {
 // Everything a step reads, prepared once per run: the operators' constants and the unit
 // update's scales in registers' form, and the plan's per-row and per-unit arrays.
 struct State {
-  std::array<V, 13> zp, qmin, qmax;  // [Operand]
+  // Plain arrays of vectors: std::array<__m256i, N> drops the type's alignment attribute.
+  V zp[13], qmin[13], qmax[13];  // [Operand]
   std::array<LaneScaleRegs, kUnitScales> scale;
   std::array<bool, kUnitScales> wide;
   std::array<const ActivationLut*, 3> lut;
@@ -60,7 +61,7 @@ struct State {
 void prepare(const CellPlan& plan, const FastPlan& f, void* storage) {
   const CellRefs c(plan);
   State* s = new (storage) State;
-  for (size_t o = 0; o < s->zp.size(); ++o) {
+  for (size_t o = 0; o < std::size(s->zp); ++o) {
     s->zp[o] = splat(c.operand[o]->zp);
     s->qmin[o] = splat(c.operand[o]->range.qmin);
     s->qmax[o] = splat(c.operand[o]->range.qmax);

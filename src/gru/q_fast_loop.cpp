@@ -1,8 +1,9 @@
 // The time loop of the fast path: the same order of work as run_cell_reference
-// (q_step_intonly.cpp): Wx for every step in one GEMM, then per step the recurrent GEMM of
-// the whole batch and, per batch item, the family's step kernel (requantization of Rh and
-// the vectorised unit update). Everything that does not change from step to step (the
-// GEMMs' kernels and panels, the lane constants) is looked up or prepared once.
+// (q_step_intonly.cpp): Wx for every step in one GEMM (project_inputs; both directions of
+// a bidirectional layer in one product that reads x once), then per step the recurrent
+// GEMM of the whole batch and, per batch item, the family's step kernel (requantization of
+// Rh and the vectorised unit update). Everything that does not change from step to step
+// (the GEMMs' kernels and panels, the lane constants) is looked up or prepared once.
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -23,49 +24,64 @@ void grow(std::vector<T>& v, size_t n) {
   if (v.size() < n) v.resize(n, T{0});
 }
 
-// A 64-byte aligned block of at least `bytes`, kept per thread between calls.
-void* state_storage(size_t bytes) {
+// `count` 64-byte aligned blocks of `bytes` each, kept per thread between calls.
+void* state_storage(size_t bytes, int count = 1) {
   thread_local std::vector<unsigned char> buf;
-  grow(buf, bytes + 64);
+  const size_t stride = (bytes + 63) / 64 * 64;
+  grow(buf, stride * static_cast<size_t>(count) + 64);
   const auto at = reinterpret_cast<uintptr_t>(buf.data());
   return buf.data() + ((64 - at % 64) % 64);
 }
 
+size_t state_stride(const GruLaneKernels& k) { return (k.state_bytes + 63) / 64 * 64; }
+
+// Buffers are kept per thread between calls: fresh multi-megabyte allocations would cost
+// page faults on every forward (a streaming step calls this once per frame).
+thread_local std::vector<int32_t> acc32;
+thread_local std::vector<int64_t> acc64;
+
 }  // namespace
 
-void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f, const void* q_x, int64_t steps,
-                   int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
-  const int64_t H = p.hidden_size, C = p.input_size, hp = f.hp;
-  // Accumulator rows: 3H columns plus padding that only ignored lanes read.
-  const int64_t ldc = 3 * H + kLanePadding;
-  void* state = state_storage(k.state_bytes);
-  k.prepare(p, f, state);
-  // Buffers are kept per thread between calls: fresh multi-megabyte allocations would cost
-  // page faults on every forward (a streaming step calls this once per frame).
-  thread_local std::vector<int32_t> acc32, wx;
-  thread_local std::vector<int64_t> acc64;
-
-  // Wx of every step, requantized to the Wx operator, in chunks of rows.
-  grow(wx, static_cast<size_t>(steps * batch * 3 * hp));
-  const int64_t rows = steps * batch, chunk = std::min<int64_t>(std::max<int64_t>(rows, 1), kChunkRows);
-  if (rows > 0) {
-    const gemm_detail::BoundProduct wxp = gemm_detail::bind(p.x.storage, p.w);
-    const int64_t xbytes = int_type_bytes(p.x.storage);
-    if (f.acc64_x) grow(acc64, static_cast<size_t>(chunk * ldc));
-    else grow(acc32, static_cast<size_t>(chunk * ldc));
-    for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
-      const int64_t n = std::min(chunk, rows - r0);
-      const MatrixView a{p.x.storage, static_cast<const char*>(q_x) + r0 * C * xbytes, n, C, C};
-      if (f.acc64_x) gemm_detail::accumulate(wxp, a, acc64.data(), ldc);
-      else gemm_detail::accumulate(wxp, a, acc32.data(), ldc);
+void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int count, const PackedB& w,
+                    const void* q_x, int64_t rows, WxRows* const* out) {
+  const CellPlan& p0 = *cells[0];
+  const FastPlan& f0 = *p0.fast;
+  const int64_t H3 = 3 * p0.hidden_size, C = p0.input_size, hp = f0.hp;
+  // Accumulator rows: count * 3H columns plus padding that only ignored lanes read.
+  const int64_t ldc = count * H3 + kLanePadding;
+  auto* states = static_cast<unsigned char*>(state_storage(k.state_bytes, count));
+  for (int c = 0; c < count; ++c) {
+    k.prepare(*cells[c], *cells[c]->fast, states + c * state_stride(k));
+    grow(*out[c], static_cast<size_t>(rows * 3 * hp));
+  }
+  if (rows <= 0) return;
+  const int64_t chunk = std::min<int64_t>(rows, kChunkRows);
+  const gemm_detail::BoundProduct wxp = gemm_detail::bind(p0.x.storage, w);
+  const int64_t xbytes = int_type_bytes(p0.x.storage);
+  if (f0.acc64_x) grow(acc64, static_cast<size_t>(chunk * ldc));
+  else grow(acc32, static_cast<size_t>(chunk * ldc));
+  for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+    const int64_t n = std::min(chunk, rows - r0);
+    const MatrixView a{p0.x.storage, static_cast<const char*>(q_x) + r0 * C * xbytes, n, C, C};
+    if (f0.acc64_x) gemm_detail::accumulate(wxp, a, acc64.data(), ldc);
+    else gemm_detail::accumulate(wxp, a, acc32.data(), ldc);
+    for (int c = 0; c < count; ++c) {
+      const void* state = states + c * state_stride(k);
       for (int64_t i = 0; i < n; ++i) {
-        int32_t* out = wx.data() + (r0 + i) * 3 * hp;
-        if (f.acc64_x) k.requant_wx_s64(state, acc64.data() + i * ldc, out);
-        else k.requant_wx_s32(state, acc32.data() + i * ldc, out);
+        int32_t* row = out[c]->data() + (r0 + i) * 3 * hp;
+        if (f0.acc64_x) k.requant_wx_s64(state, acc64.data() + i * ldc + c * H3, row);
+        else k.requant_wx_s32(state, acc32.data() + i * ldc + c * H3, row);
       }
     }
   }
+}
 
+void run_recurrence(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f, const WxRows& wx, int64_t steps,
+                    int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
+  const int64_t H = p.hidden_size, hp = f.hp;
+  const int64_t ldc = 3 * H + kLanePadding;
+  void* state = state_storage(k.state_bytes);
+  k.prepare(p, f, state);
   const gemm_detail::BoundProduct rhp = gemm_detail::bind(p.h.storage, p.r);
   if (f.acc64_h) grow(acc64, static_cast<size_t>(batch * ldc));
   else grow(acc32, static_cast<size_t>(batch * ldc));
@@ -94,6 +110,15 @@ void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f
       std::memcpy(h + b * H * hbytes, y + (t * batch + b) * H * hbytes, static_cast<size_t>(H * hbytes));
     }
   }
+}
+
+void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f, const void* q_x, int64_t steps,
+                   int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
+  thread_local WxRows wx;
+  const CellPlan* cells[] = {&p};
+  WxRows* out[] = {&wx};
+  project_inputs(k, cells, 1, p.w, q_x, steps * batch, out);
+  run_recurrence(k, p, f, wx, steps, batch, lengths, reverse, q_h, q_y);
 }
 
 }  // namespace fixq::gru_detail

@@ -19,8 +19,6 @@ struct Interval {
   int64_t magnitude() const { return std::max(std::abs(lo), std::abs(hi)); }
 };
 
-Interval diff(const OpQ& q) { return {int64_t{q.range.qmin} - q.zp, int64_t{q.range.qmax} - q.zp}; }
-
 Interval product(Interval a, Interval b) {
   const int64_t c[] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};  // |each| <= 2^34
   return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};

@@ -3,8 +3,6 @@
 // dequantize the output.
 #include <cmath>
 #include <cstring>
-#include <exception>
-#include <thread>
 
 #include "fixq/cpu.h"
 #include "fixq/error.h"
@@ -53,6 +51,43 @@ std::vector<char> quantize_to(const float* x, int64_t n, const QuantParams& p, I
   return q;
 }
 
+// Every element of q (s8 or s16 storage) set to the integer v: the fill loops run once per
+// forward over T x B x H elements, so they are written per type (vectorisable).
+void fill_q(std::vector<char>& q, IntType t, int64_t n, int32_t v) {
+  q.resize(static_cast<size_t>(n) * static_cast<size_t>(int_type_bytes(t)));
+  if (t == IntType::S16) {
+    const auto s = static_cast<int16_t>(v);
+    for (int64_t i = 0; i < n; ++i) std::memcpy(q.data() + 2 * i, &s, 2);
+  } else {
+    std::memset(q.data(), static_cast<unsigned char>(static_cast<int8_t>(v)), static_cast<size_t>(n));
+  }
+}
+
+// dst[j] = dequantize_value(q[src + j]) for j < n, per storage type.
+void dequantize_row(const std::vector<char>& q, IntType t, int64_t src, int64_t n, float scale, int32_t zp, float* dst) {
+  if (t == IntType::S16) {
+    const char* p = q.data() + 2 * src;
+    for (int64_t j = 0; j < n; ++j) {
+      int16_t x;
+      std::memcpy(&x, p + 2 * j, 2);
+      dst[j] = dequantize_value(x, scale, zp);
+    }
+  } else {
+    const auto* p = reinterpret_cast<const int8_t*>(q.data() + src);
+    for (int64_t j = 0; j < n; ++j) dst[j] = dequantize_value(p[j], scale, zp);
+  }
+}
+
+// Fails naming the first element of x[0, n) that is not finite. The common case (all
+// finite) is one branch-free pass.
+void require_finite(const float* x, int64_t n, const char* what) {
+  bool all = true;
+  for (int64_t i = 0; i < n; ++i) all &= std::isfinite(x[i]);
+  if (all) return;
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(x[i])) fail(what, " element ", i, " is ", x[i], ": inputs must be finite");
+}
+
 std::vector<float> time_major(const float* x, int64_t T, int64_t B, int64_t C) {
   std::vector<float> out(static_cast<size_t>(T * B * C));
   for (int64_t b = 0; b < B; ++b)
@@ -96,6 +131,8 @@ QuantizedGru::QuantizedGru(const GruModel& model, const GruQuantParams& params) 
         quantize_weights(cell.R, H3, p[GruOp::R]), quantize_weights(cell.bx, H3, p[GruOp::Bx]),
         quantize_weights(cell.br, H3, p[GruOp::Br])));
   }
+  if (model.bidirectional)
+    for (size_t c = 0; c + 1 < impl_->plans.size(); c += 2) gru_detail::pair_directions(impl_->plans[c], impl_->plans[c + 1]);
 }
 
 const GruQuantParams& QuantizedGru::params() const { return impl_->params; }
@@ -149,33 +186,20 @@ std::vector<std::vector<char>> QuantizedGru::Impl::run_layers(std::vector<char> 
   // enough work, the reverse one runs on a second thread (same integers either way).
   const bool two_threads = D == 2 && gemm_threads() >= 2 && T * B * H * (H + input_size) >= (int64_t{1} << 22);
   for (int l = 0; l < num_layers; ++l) {
-    auto run_direction = [&](int d) {
-      const size_t c = static_cast<size_t>(l * D + d);
-      const CellPlan& plan = plans[c];
-      std::vector<char>& q_y = out[static_cast<size_t>(d)];
-      q_y.assign(static_cast<size_t>(T * B * H) * static_cast<size_t>(int_type_bytes(plan.h.storage)), 0);
-      for (int64_t i = 0; i < T * B * H; ++i) store(q_y, plan.h.storage, i, plan.h.zp);
-      gru_detail::run_cell(plan, layer_in.data(), T, B, lengths, d == 1, state[c].data(), q_y.data());
+    auto prepare_output = [&](int d) {
+      const CellPlan& plan = plans[static_cast<size_t>(l * D + d)];
+      fill_q(out[static_cast<size_t>(d)], plan.h.storage, T * B * H, plan.h.zp);
     };
-    if (two_threads) {
-      std::exception_ptr error;
-      std::thread reverse([&] {
-        try {
-          run_direction(1);
-        } catch (...) {
-          error = std::current_exception();
-        }
-      });
-      try {
-        run_direction(0);
-      } catch (...) {
-        reverse.join();
-        throw;
-      }
-      reverse.join();
-      if (error) std::rethrow_exception(error);
+    if (D == 2) {
+      prepare_output(0);
+      prepare_output(1);
+      const size_t c = static_cast<size_t>(l * D);
+      gru_detail::run_layer_pair(plans[c], plans[c + 1], layer_in.data(), T, B, lengths, state[c].data(), out[0].data(),
+                                 state[c + 1].data(), out[1].data(), two_threads);
     } else {
-      for (int d = 0; d < D; ++d) run_direction(d);
+      prepare_output(0);
+      gru_detail::run_cell(plans[static_cast<size_t>(l)], layer_in.data(), T, B, lengths, false,
+                           state[static_cast<size_t>(l)].data(), out[0].data());
     }
     if (l + 1 == num_layers) break;
     // The next layer's input: each direction's h rescaled into that layer's x parameters.
@@ -220,8 +244,7 @@ GruOutput QuantizedGru::forward(const float* x, const Shape& x_shape, const GruR
     x = xt.data();
   }
   const int64_t n = T * B * C;
-  for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(x[i])) fail("GRU input element ", i, " is ", x[i], ": inputs must be finite");
+  require_finite(x, n, "GRU input");
 
   std::vector<std::vector<char>> state = m.initial_state(opt.h0, B);
   const std::vector<std::vector<char>> top = m.run_layers(m.quantize_input(x, n), T, B, lengths, state);
@@ -242,8 +265,7 @@ GruOutput QuantizedGru::forward(const float* x, const Shape& x_shape, const GruR
       for (int64_t b = 0; b < B; ++b) {
         if (!lengths.empty() && t >= lengths[static_cast<size_t>(b)]) continue;
         float* dst = out.y.data() + (opt.batch_first ? (b * T + t) : (t * B + b)) * D * H + d * H;
-        const int64_t src = (t * B + b) * H;
-        for (int64_t j = 0; j < H; ++j) dst[j] = dequantize_value(load_q(q, storage, src + j), scale, zp);
+        dequantize_row(q, storage, (t * B + b) * H, H, scale, zp, dst);
       }
   }
   return out;

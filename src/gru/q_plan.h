@@ -45,6 +45,10 @@ struct CellPlan {
 
   // The vectorised loop's plan (q_fast.h); null when its int32 lanes could not be exact.
   std::shared_ptr<const FastPlan> fast;
+  // On the forward cell of a bidirectional layer whose two cells both have fast plans: W
+  // of both directions stacked [6H, C], so that one product reads x once for both
+  // (pair_directions); null otherwise.
+  std::shared_ptr<const PackedB> w_pair;
 };
 
 // The plan's parts by the names of the unit update (q_unit_update.h), gathered once so
@@ -75,6 +79,18 @@ struct StoredTables {
 CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_t input_size, int64_t hidden_size,
                     std::vector<int32_t> q_w, std::vector<int32_t> q_r, std::vector<int32_t> q_bx,
                     std::vector<int32_t> q_br, StoredTables* stored = nullptr);
+
+// Sets fwd.w_pair when both cells of a bidirectional layer can share one input product:
+// both have fast plans and the same x storage and accumulator width.
+void pair_directions(CellPlan& fwd, const CellPlan& bwd);
+
+// Both directions of a bidirectional layer (run_cell's contract for each, fwd forward and
+// bwd reversed), their input projections computed as one product when fwd.w_pair is set;
+// else run_cell twice. With two_threads, the reverse direction's time loop runs on a
+// second thread (same integers either way).
+void run_layer_pair(const CellPlan& fwd, const CellPlan& bwd, const void* q_x, int64_t steps, int64_t batch,
+                    const std::vector<int64_t>& lengths, void* q_h_fwd, void* q_y_fwd, void* q_h_bwd, void* q_y_bwd,
+                    bool two_threads);
 
 // The integer time loop of one cell: the fast path (q_fast_loop.cpp) when the CPU has
 // AVX2 and the cell has a fast plan, else the reference (q_step_intonly.cpp, no float

@@ -27,12 +27,16 @@ std::vector<float> GruStream::step(const float* x) {
   if (!x) fail("GruStream::step: x is null");
   gru_float::require_finite("GruStream::step", "x", x, Shape{batch_, m.input_size});
   const int64_t H = m.hidden_size;
+  const gru_float::ActiveKernels kernels = gru_float::active_kernels();
+  std::vector<float> wx(static_cast<std::size_t>(batch_ * 3 * H));
   gru_float::StepScratch scratch;
   // Each layer's new state is the next layer's input, as gru_forward's layer outputs are.
   const float* in = x;
   for (int layer = 0; layer < m.num_layers; ++layer) {
+    const GruCell& cell = m.cell(layer, 0);
     float* h = h_.data() + layer * batch_ * H;
-    gru_float::cell_step(m.cell(layer, 0), batch_, in, h, scratch, {});
+    gru_float::input_projection(cell, kernels, batch_, in, wx.data());
+    gru_float::recurrent_step(cell, kernels, batch_, in, wx.data(), h, scratch, {});
     in = h;
   }
   return std::vector<float>(in, in + batch_ * H);

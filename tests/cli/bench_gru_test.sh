@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `fixq bench gru --quick` and tools/bench_torch_gru.py --quick print the promised CSV: every
 # implementation at every shape, positive times, ratios that agree with the times, one
-# thread; bad options are a one-line error with exit != 0.
+# thread; bad options are a one-line error with exit != 0. FIXQ_PEER_ONEDNN=0 (set by ctest)
+# says the tool was built without oneDNN: then fixq's rows alone, with the ratio empty
+# (bench_no_peers_test.sh checks that build's notes).
 #   usage: bench_gru_test.sh FIXQ_BINARY REPO_ROOT
 set -euo pipefail
 fixq=$1
@@ -10,10 +12,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 py=/usr/bin/python3
 
+onednn=${FIXQ_PEER_ONEDNN:-1}
 "$fixq" bench gru --quick >"$tmp/fixq.csv"
-"$py" "$root/tools/bench_torch_gru.py" --quick --against "$tmp/fixq.csv" >"$tmp/torch.csv"
+against=()
+[[ $onednn == 1 ]] && against=(--against "$tmp/fixq.csv")
+"$py" "$root/tools/bench_torch_gru.py" --quick "${against[@]}" >"$tmp/torch.csv"
 
-"$py" - "$tmp/fixq.csv" "$tmp/torch.csv" <<'PY'
+"$py" - "$tmp/fixq.csv" "$tmp/torch.csv" "$onednn" <<'PY'
 import sys
 
 HEADER = "H,batch,impl,us_per_step,ratio_vs_onednn_int8"
@@ -44,11 +49,15 @@ def check_ratio(path, key, us, ratio, onednn_us):
     assert abs(ratio - expect) <= slack, f"{path}: {key} ratio {ratio} but times give {expect:.4f}"
 
 
+onednn = sys.argv[3] == "1"
 fixq, comments = read(sys.argv[1])
-impls = ["fixq_int8", "fixq_int16", "fixq_float", "onednn_lbr_gru_f32", "onednn_gru_u8s8"]
+impls = ["fixq_int8", "fixq_int16", "fixq_float"] + (["onednn_lbr_gru_f32", "onednn_gru_u8s8"] if onednn else [])
 assert set(fixq) == {(h, b, i) for h, b in SHAPES for i in impls}, sorted(fixq)
 for (h, b, impl), (us, ratio) in fixq.items():
-    check_ratio(sys.argv[1], (h, b, impl), us, ratio, fixq[(h, b, "onednn_gru_u8s8")][0])
+    if onednn:
+        check_ratio(sys.argv[1], (h, b, impl), us, ratio, fixq[(h, b, "onednn_gru_u8s8")][0])
+    else:
+        assert ratio is None, f"ratio {ratio} for {(h, b, impl)} without oneDNN"
 assert any(c.startswith("# threads in this process after timing: 1;") for c in comments), comments
 checks = [c for c in comments if c.startswith("# check ")]
 assert len(checks) == len(SHAPES), checks
@@ -62,6 +71,9 @@ for engine in ("onednn", "qnnpack"):
     expected |= {(h, b, impl) for h, b in SHAPES}
 assert set(torch) == expected, (sorted(torch), sorted(expected))
 for (h, b, impl), (us, ratio) in torch.items():
+    if not onednn:
+        assert ratio is None, f"ratio {ratio} for {(h, b, impl)} without --against"
+        continue
     assert ratio is not None, f"ratio missing for {(h, b, impl)} despite --against"
     check_ratio(sys.argv[2], (h, b, impl), us, ratio, fixq[(h, b, "onednn_gru_u8s8")][0])
 PY

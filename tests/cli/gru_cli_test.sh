@@ -60,6 +60,17 @@ for t in (0, 7, 19):  # per-step lines: "t cosine SQNR maxerr"
     assert row and row.group(1) == f"{np.abs(f[t] - q[t]).max():.6f}", (t, row and row.group(0))
 PY
 
+# --auto-bits reaches its target with some operators at 16 bits, prints them, and writes a
+# config that --config takes back to the same model, byte for byte.
+"$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" --auto-bits --target-cosine 0.9999 \
+  --config-out "$tmp/widths.json" -o "$tmp/auto.fixq" >"$tmp/auto.txt"
+grep -q "target 0.999900, met" "$tmp/auto.txt"
+grep -q "16-bit operators: " "$tmp/auto.txt"
+grep -q "weight bytes" "$tmp/auto.txt"
+"$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" --config "$tmp/widths.json" -o "$tmp/again.fixq" >/dev/null
+cmp "$tmp/auto.fixq" "$tmp/again.fixq"
+"$py" -c "import json; c=json.load(open('$tmp/widths.json')); assert any(b == 16 for b in c['bits'].values()), c"
+
 # A JSON config that overrides operators works; one naming an unknown operator does not.
 echo '{"version": 1, "base": "int8", "scales": "pow2", "bits": {"g_pre": 16, "h": 16}}' >"$tmp/mixed.json"
 "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" --config "$tmp/mixed.json" -o "$tmp/m.fixq" >/dev/null
@@ -74,6 +85,14 @@ expect_fail "expects 6" "$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/bad_
 expect_fail "not finite\|must be finite" "$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/nan_x.npy" -o "$tmp/y.npy"
 expect_fail "--scales must be pow2 or multiplier" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" \
   --scales pow3 -o "$tmp/x.fixq"
+expect_fail "weight rounding 'adaround'" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" \
+  --rounding adaround -o "$tmp/x.fixq"
+expect_fail "--max-bits-cost needs --auto-bits" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" \
+  --max-bits-cost 1.5 -o "$tmp/x.fixq"
+expect_fail "target cosine must be in" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" \
+  --auto-bits --target-cosine 2 -o "$tmp/x.fixq"
+expect_fail "--method must be auto" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" \
+  --method best -o "$tmp/x.fixq"
 expect_fail "--calib: File does not exist" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/none.npy" -o "$tmp/x.fixq"
 "$py" "$root/tools/export_gru.py" --out "$tmp/other.safetensors" --input-size 6 --hidden-size 8 --seed 6 >/dev/null
 expect_fail "not a quantization of" "$fixq" gru eval --model "$tmp/q.fixq" --float "$tmp/other.safetensors" --input "$tmp/ref/x.npy"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fixq/gru.h"
+#include "gru/float_math.h"
 #include "gru/float_test_util.h"
 #include "io/npy_test_util.h"
 
@@ -119,14 +120,29 @@ struct TapCall {
   std::vector<float> values;
 };
 
-float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+// The dot product in fixq/gru.h's order, written from its text: partial l sums the
+// products of k = l, l + 16, ... in order; partials combine (l, l + 8), (l, l + 4),
+// (l, l + 2), (l, l + 1).
+float documented_dot(const float* w, const float* x, int64_t n) {
+  std::vector<float> partial(16, 0.0f);
+  for (int64_t k = 0; k < n; ++k) partial[sz(k % 16)] += w[k] * x[k];
+  for (std::size_t half : {8u, 4u, 2u, 1u})
+    for (std::size_t l = 0; l < half; ++l) partial[l] += partial[l + half];
+  return partial[0];
+}
+
+// fixq's own sigmoid and tanh (measured against the exact functions in float_math_test).
+float sigmoid(float v) { return gru_float::sigmoid_f32(gru_float::ScalarOps{}, v); }
+float tanh_fixq(float v) { return gru_float::tanh_f32(gru_float::ScalarOps{}, v); }
 
 // The tap of a 2-layer bidirectional run with lengths: the calls come in the documented
 // order with [B', n] shapes of the running items, and the values obey Haste's formulas
-// exactly (same float operations), chained from x and h0 to y and h_n.
+// exactly (the float operations and summation order of fixq/gru.h), chained from x and h0
+// to y and h_n.
 TEST(GruTap, ReportsEveryOperatorInOrderWithConsistentValues) {
-  const GruModel m = random_model(3, 4, 2, true, 41);
-  const int64_t T = 5, B = 4, C = 3, H = 4, D = 2;
+  // Sizes past 16 so that every dot product uses several of its partial sums.
+  const GruModel m = random_model(19, 18, 2, true, 41);
+  const int64_t T = 5, B = 4, C = 19, H = 18, D = 2;
   const std::vector<float> x = random_values(sz(T * B * C), 42, 2.0f);
   const std::vector<float> h0 = random_values(sz(2 * D * B * H), 43);
   const std::vector<int64_t> lengths{3, 0, 5, 2};
@@ -179,11 +195,8 @@ TEST(GruTap, ReportsEveryOperatorInOrderWithConsistentValues) {
           const int64_t b = running[sz(r)];
           for (int64_t i = 0; i < width; ++i) EXPECT_EQ(v(0, r, i), y_below[sz((t * B + b) * width + i)]);
           for (int64_t j = 0; j < 3 * H; ++j) {
-            float wx = 0.0f, rh = 0.0f;
-            for (int64_t i = 0; i < width; ++i) wx += cell.W[sz(j * width + i)] * v(0, r, i);
-            for (int64_t i = 0; i < H; ++i) rh += cell.R[sz(j * H + i)] * h[sz(b * H + i)];
-            EXPECT_EQ(v(1, r, j), wx);
-            EXPECT_EQ(v(2, r, j), rh);
+            EXPECT_EQ(v(1, r, j), documented_dot(&cell.W[sz(j * width)], &c[0]->values[sz(r * width)], width));
+            EXPECT_EQ(v(2, r, j), documented_dot(&cell.R[sz(j * H)], &h[sz(b * H)], H));
           }
           for (int64_t i = 0; i < H; ++i) {
             const float z_pre = v(1, r, i) + v(2, r, i) + cell.bx[sz(i)] + cell.br[sz(i)];
@@ -196,7 +209,7 @@ TEST(GruTap, ReportsEveryOperatorInOrderWithConsistentValues) {
             EXPECT_EQ(v(7, r, i), rh_add_br);
             EXPECT_EQ(v(8, r, i), v(6, r, i) * v(7, r, i));
             EXPECT_EQ(v(9, r, i), v(1, r, 2 * H + i) + v(8, r, i) + cell.bx[sz(2 * H + i)]);
-            EXPECT_EQ(v(10, r, i), std::tanh(v(9, r, i)));
+            EXPECT_EQ(v(10, r, i), tanh_fixq(v(9, r, i)));
             EXPECT_EQ(v(11, r, i), v(4, r, i) * h[sz(b * H + i)]);
             EXPECT_EQ(v(12, r, i), (1.0f - v(4, r, i)) * v(10, r, i));
             EXPECT_EQ(v(13, r, i), v(11, r, i) + v(12, r, i));

@@ -1,5 +1,5 @@
-// The integer GRU: bit-exact against an independent integer oracle written from the
-// formulas of fixq/qgru.h, accuracy against the float GRU on random-weight models, and
+// The integer GRU: bit-exact against an independent integer oracle written from
+// docs/spec.md (gru/q_oracle.h), accuracy against the float GRU on random-weight models, and
 // batching, lengths, files and bad input.
 #include <gtest/gtest.h>
 
@@ -13,20 +13,17 @@
 #include <unistd.h>
 #include <vector>
 
-#include "arith/int128.h"
 #include "fixq/error.h"
 #include "fixq/metrics.h"
 #include "fixq/qgru.h"
 #include "gru/float_test_util.h"
+#include "gru/q_oracle.h"
 #include "support/expect.h"
 
 namespace fixq {
 namespace {
 
 using test::expect_error;
-
-using detail::int128;
-
 
 std::vector<float> random_input(int64_t T, int64_t B, int64_t C, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -47,85 +44,11 @@ GruQuantParams calibrate(const GruModel& m, const GruQuantConfig& cfg, CalibMeth
   return cal.finalize();
 }
 
-// ---- the independent oracle -----------------------------------------------------------
+// ---- the independent oracle (gru/q_oracle.h) on one layer, one direction, batch 1 ----
+// (q_oracle_test.cpp takes it through layers, directions, lengths and every kernel path.)
 
-int64_t rhu(int128 v, const FixedPointScale& s) {  // round half up of v * m / 2^shift
-  const int128 p = v * s.m;
-  if (s.shift <= 0) return static_cast<int64_t>(p << -s.shift);
-  return static_cast<int64_t>((p + (int128{1} << (s.shift - 1))) >> s.shift);
-}
-
-struct Q {
-  double s;
-  int32_t z, lo, hi;
-};
-
-Q q_of(const QuantParams& p, size_t i = 0) {
-  return {p.scale[i], p.zero_point[i], p.scheme.format.qmin(), p.scheme.format.qmax()};
-}
-
-FixedPointScale ratio(double sigma, ScaleKind k) {
-  return make_scale(sigma, k);
-}
-
-int32_t clampq(int64_t v, const Q& q) { return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(v, q.lo), q.hi)); }
-
-// One cell over the whole sequence, unidirectional, batch 1, straight from the formulas.
-std::vector<int32_t> oracle_cell(const GruCell& cell, const GruCellParams& p, ScaleKind k, const std::vector<int32_t>& qx,
-                                 int64_t T) {
-  const int64_t C = cell.input_size, H = cell.hidden_size;
-  auto qw = [&](const std::vector<float>& w, GruOp op) {
-    std::vector<int32_t> q(w.size());
-    quantize(w.data(), Shape{3 * H, static_cast<int64_t>(w.size()) / (3 * H)}, p[op], q.data());
-    return q;
-  };
-  const std::vector<int32_t> W = qw(cell.W, GruOp::W), R = qw(cell.R, GruOp::R), bx = qw(cell.bx, GruOp::Bx), br = qw(cell.br, GruOp::Br);
-  const Q x = q_of(p[GruOp::X]), h = q_of(p[GruOp::H]), wx = q_of(p[GruOp::Wx]), rh = q_of(p[GruOp::Rh]);
-  const Q zp = q_of(p[GruOp::ZPre]), rp = q_of(p[GruOp::RPre]), gp = q_of(p[GruOp::GPre]);
-  const Q zo = q_of(p[GruOp::ZOut]), ro = q_of(p[GruOp::ROut]), go = q_of(p[GruOp::GOut]);
-  const Q ab = q_of(p[GruOp::RhAddBr]), rr = q_of(p[GruOp::RRh]), oc = q_of(p[GruOp::OldContrib]), nc = q_of(p[GruOp::NewContrib]);
-  const ActivationLut sz = ActivationLut::build(ActivationLut::Fn::Sigmoid, p[GruOp::ZPre], p[GruOp::ZOut]);
-  const ActivationLut sr = ActivationLut::build(ActivationLut::Fn::Sigmoid, p[GruOp::RPre], p[GruOp::ROut]);
-  const ActivationLut tg = ActivationLut::build(ActivationLut::Fn::Tanh, p[GruOp::GPre], p[GruOp::GOut]);
-  auto bias = [&](int32_t q, double s, double target) {
-    const double sigma = s / target;
-    return sigma < FixedPointScale::kMinReal && k == ScaleKind::Multiplier ? 0 : rhu(q, ratio(sigma, k));
-  };
-  std::vector<int32_t> hq(static_cast<size_t>(H), h.z), y;
-  for (int64_t t = 0; t < T; ++t) {
-    std::vector<int32_t> qwx(static_cast<size_t>(3 * H)), qrh(static_cast<size_t>(3 * H));
-    for (int64_t j = 0; j < 3 * H; ++j) {
-      int128 aw = 0, ar = 0, sw = 0, sr = 0;
-      for (int64_t c = 0; c < C; ++c) aw += int128{W[j * C + c]} * qx[t * C + c], sw += W[j * C + c];
-      for (int64_t c = 0; c < H; ++c) ar += int128{R[j * H + c]} * hq[c], sr += R[j * H + c];
-      qwx[j] = clampq(rhu(aw - x.z * sw, ratio(double{p[GruOp::W].scale[j]} * x.s / wx.s, k)) + wx.z, wx);
-      qrh[j] = clampq(rhu(ar - h.z * sr, ratio(double{p[GruOp::R].scale[j]} * h.s / rh.s, k)) + rh.z, rh);
-    }
-    std::vector<int32_t> hn(static_cast<size_t>(H));
-    for (int64_t j = 0; j < H; ++j) {
-      const int64_t Z = j, Rr = H + j, G = 2 * H + j;
-      const int32_t zpre = clampq(rhu(qwx[Z] - wx.z, ratio(wx.s / zp.s, k)) + rhu(qrh[Z] - rh.z, ratio(rh.s / zp.s, k)) +
-                                      bias(bx[Z], p[GruOp::Bx].scale[Z], zp.s) + bias(br[Z], p[GruOp::Br].scale[Z], zp.s) + zp.z,
-                                  zp);
-      const int32_t rpre = clampq(rhu(qwx[Rr] - wx.z, ratio(wx.s / rp.s, k)) + rhu(qrh[Rr] - rh.z, ratio(rh.s / rp.s, k)) +
-                                      bias(bx[Rr], p[GruOp::Bx].scale[Rr], rp.s) + bias(br[Rr], p[GruOp::Br].scale[Rr], rp.s) + rp.z,
-                                  rp);
-      const int32_t z = sz(zpre), r = sr(rpre);
-      const int32_t rab = clampq(rhu(qrh[G] - rh.z, ratio(rh.s / ab.s, k)) + bias(br[G], p[GruOp::Br].scale[G], ab.s) + ab.z, ab);
-      const int32_t rrh = clampq(rhu(int128{r - ro.z} * (rab - ab.z), ratio(ro.s * ab.s / rr.s, k)) + rr.z, rr);
-      const int32_t gpre = clampq(rhu(qwx[G] - wx.z, ratio(wx.s / gp.s, k)) + rhu(rrh - rr.z, ratio(rr.s / gp.s, k)) +
-                                      bias(bx[G], p[GruOp::Bx].scale[G], gp.s) + gp.z,
-                                  gp);
-      const int32_t g = tg(gpre);
-      const int32_t old = clampq(rhu(int128{z - zo.z} * (hq[j] - h.z), ratio(zo.s * h.s / oc.s, k)) + oc.z, oc);
-      const int64_t one = static_cast<int64_t>(std::nearbyint(1.0 / zo.s)) + zo.z;
-      const int32_t nw = clampq(rhu(int128{one - z} * (g - go.z), ratio(zo.s * go.s / nc.s, k)) + nc.z, nc);
-      hn[j] = clampq(rhu(old - oc.z, ratio(oc.s / h.s, k)) + rhu(nw - nc.z, ratio(nc.s / h.s, k)) + h.z, h);
-    }
-    hq = hn;
-    y.insert(y.end(), hq.begin(), hq.end());
-  }
-  return y;
+std::vector<float> oracle_y(const GruModel& m, const GruQuantParams& p, const std::vector<float>& x, int64_t T) {
+  return gru_oracle::forward(m, p, x.data(), T, 1).y;
 }
 
 TEST(QuantizedGru, BitExactAgainstIndependentOracle) {
@@ -138,13 +61,10 @@ TEST(QuantizedGru, BitExactAgainstIndependentOracle) {
       const int64_t T = 9;
       const std::vector<float> x = random_input(T, 1, 5, 55);
       const GruOutput out = q.forward(x.data(), Shape{T, 1, 5});
-      std::vector<int32_t> qx(x.size());
-      quantize(x.data(), Shape{static_cast<int64_t>(x.size())}, p.cells[0][GruOp::X], qx.data());
-      const std::vector<int32_t> want = oracle_cell(m.cells[0], p.cells[0], k, qx, T);
-      const QuantParams& hp = p.cells[0][GruOp::H];
+      const std::vector<float> want = oracle_y(m, p, x, T);
+      ASSERT_EQ(out.y.size(), want.size());
       for (size_t i = 0; i < want.size(); ++i)
-        ASSERT_EQ(out.y[i], dequantize_value(want[i], hp.scale[0], hp.zero_point[0]))
-            << "element " << i << (sixteen ? " int16 " : " int8 ") << (k == ScaleKind::PowerOfTwo ? "pow2" : "multiplier");
+        ASSERT_EQ(out.y[i], want[i]) << "element " << i << (sixteen ? " int16 " : " int8 ") << (k == ScaleKind::PowerOfTwo ? "pow2" : "multiplier");
     }
 }
 
@@ -166,12 +86,9 @@ TEST(QuantizedGru, SaturatingExtremesMatchOracle) {
       std::vector<float> x = random_input(T, 1, 48, 12);
       for (float& v : x) v *= 1e4f;
       const GruOutput out = q.forward(x.data(), Shape{T, 1, 48});
-      std::vector<int32_t> qx(x.size());
-      quantize(x.data(), Shape{static_cast<int64_t>(x.size())}, p.cells[0][GruOp::X], qx.data());
-      const std::vector<int32_t> want = oracle_cell(m.cells[0], p.cells[0], k, qx, T);
-      const QuantParams& hp = p.cells[0][GruOp::H];
-      for (size_t i = 0; i < want.size(); ++i)
-        ASSERT_EQ(out.y[i], dequantize_value(want[i], hp.scale[0], hp.zero_point[0])) << i;
+      const std::vector<float> want = oracle_y(m, p, x, T);
+      ASSERT_EQ(out.y.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(out.y[i], want[i]) << i;
     }
 }
 

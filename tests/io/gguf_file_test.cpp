@@ -163,9 +163,12 @@ Metadata every_value_type() {
 void expect_same(const Value& a, const Value& b, const std::string& key) {
   ASSERT_EQ(a.type(), b.type()) << key;
   EXPECT_EQ(a.str(1000), b.str(1000)) << key;
-  if (a.type() == ValueType::String) EXPECT_EQ(a.as_string(), b.as_string()) << key;
-  if (a.type() == ValueType::F32 || a.type() == ValueType::F64)
+  if (a.type() == ValueType::String) {
+    EXPECT_EQ(a.as_string(), b.as_string()) << key;
+  }
+  if (a.type() == ValueType::F32 || a.type() == ValueType::F64) {
     EXPECT_EQ(std::bit_cast<uint64_t>(a.as_float()), std::bit_cast<uint64_t>(b.as_float())) << key;
+  }
 }
 
 TEST_F(GgufFile, RoundTripsEveryValueTypeAndEveryTensorType) {
@@ -216,7 +219,9 @@ TEST_F(GgufFile, RoundTripsEveryValueTypeAndEveryTensorType) {
     EXPECT_EQ(t.offset, expect_offset) << t.name;  // tensors back to back, each aligned
     expect_offset += (t.bytes + 63) / 64 * 64;
     EXPECT_EQ(f.read_raw(t), payloads[i]) << t.name;
-    if (t.type->block) EXPECT_EQ(f.read_f32(t), dequantize(*t.type->block, payloads[i])) << t.name;
+    if (t.type->block) {
+      EXPECT_EQ(f.read_f32(t), dequantize(*t.type->block, payloads[i])) << t.name;
+    }
     if (!t.type->decodable()) expect_error([&] { f.read_f32(t); }, "tensor '" + t.name + "'", "cannot decode");
   }
   EXPECT_EQ(f.tensors().back().shape, (Shape{1}));  // a scalar is stored as ne = [1]

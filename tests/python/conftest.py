@@ -67,7 +67,9 @@ def sequences(T, B, C, seed, scale=1.0) -> np.ndarray:
 @pytest.fixture(scope="session")
 def small_gru_files(tmp_path_factory):
     """A 2-layer unidirectional GRU (C=6, H=12): float model file, calibration and test
-    sequences, and its int8 pow2 quantization by the CLI (calibrated in one batch)."""
+    sequences, and its int8 pow2 quantization by the CLI (calibrated in one batch) with
+    plain rounding and the float biases, so that QuantizedGru(float model, its parameters)
+    rebuilds exactly that integer model."""
     d = tmp_path_factory.mktemp("small_gru")
     gru = make_torch_gru(6, 12, num_layers=2, seed=5)
     model = export_float_model(gru, d / "gru.safetensors")
@@ -75,6 +77,6 @@ def small_gru_files(tmp_path_factory):
     np.save(d / "calib.npy", calib)
     np.save(d / "x.npy", x)
     run_cli("gru", "quantize", "--model", model, "--calib", d / "calib.npy", "--calib-batch", 8,
-            "--params-out", d / "params.json", "-o", d / "q.fixq")
+            "--rounding", "nearest", "--no-bias-correction", "--params-out", d / "params.json", "-o", d / "q.fixq")
     return {"dir": d, "torch": gru, "model": model, "calib": calib, "x": x, "fixq": d / "q.fixq",
             "params": d / "params.json"}

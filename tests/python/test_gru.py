@@ -103,7 +103,7 @@ def test_quantized_forward_equals_cli_run(tmp_path, config, scales):
     assert hn.shape == (4, 5, 10)
 
 
-@pytest.mark.parametrize("method,calib_batch", [("minmax", 8), ("ema", 3), ("percentile", 4), ("mse", 8)])
+@pytest.mark.parametrize("method,calib_batch", [("minmax", 8), ("ema", 3), ("percentile", 4), ("mse", 8), ("auto", 5)])
 def test_python_calibration_equals_cli_quantize(small_gru_files, tmp_path, method, calib_batch):
     f = small_gru_files
     calib = f["calib"]

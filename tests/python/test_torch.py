@@ -75,7 +75,7 @@ def test_quantgru_packed_sequence_equals_cli_lengths(bidir_files, tmp_path):
 def test_from_float_calibrates_as_the_cli(small_gru_files, tmp_path):
     """QuantGRU.from_float on the calibration set equals the CLI's quantize + run."""
     f = small_gru_files
-    qgru = QuantGRU.from_float(f["torch"], [torch.from_numpy(f["calib"])])
+    qgru = QuantGRU.from_float(f["torch"], [torch.from_numpy(f["calib"])], rounding="nearest", bias_correction=False)
     assert qgru.params() == json.load(open(f["params"]))
     run_cli("gru", "run", "--model", f["fixq"], "--input", f["dir"] / "x.npy", "-o", tmp_path / "y.npy")
     with torch.no_grad():
@@ -83,6 +83,15 @@ def test_from_float_calibrates_as_the_cli(small_gru_files, tmp_path):
     assert np.array_equal(y.numpy(), np.load(tmp_path / "y.npy"))
     qgru.save(tmp_path / "mine.fixq")
     assert (tmp_path / "mine.fixq").read_bytes() == f["fixq"].read_bytes()
+
+
+def test_from_float_defaults_are_the_cli_defaults(small_gru_files, tmp_path):
+    """Every post-training step on, both ways: the same .fixq file, byte for byte."""
+    f = small_gru_files
+    run_cli("gru", "quantize", "--model", f["model"], "--calib", f["dir"] / "calib.npy", "--calib-batch", 8,
+            "-o", tmp_path / "cli.fixq")
+    QuantGRU.from_float(f["torch"], [torch.from_numpy(f["calib"])]).save(tmp_path / "mine.fixq")
+    assert (tmp_path / "mine.fixq").read_bytes() == (tmp_path / "cli.fixq").read_bytes()
 
 
 # ---- nn.GRU's interface ------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 #include "cpu/registry.h"
 #include "gemm/kernels.h"
+#include "gru/float_kernels.h"
 #include "gru/q_fast.h"
 #include "quant/kernels.h"
 
@@ -16,6 +17,8 @@ void install_emulated_kernels() {
     gemm_detail::registry().install_emulated(Isa::Avx512, &gemm_detail::avx512_emulated::kGemm);
     quant_detail::registry().install_emulated(Isa::Avx512, &quant_detail::avx512_emulated::kQuant);
     gru_detail::registry().install_emulated(Isa::Avx512, &gru_detail::avx512_emulated::kGru);
+    gru_detail::registry().install_emulated(Isa::Avx512Vbmi, &gru_detail::avx512vbmi_emulated::kGru);
+    gru_float::registry().install_emulated(Isa::Avx512, &gru_float::avx512_emulated::kFloat);
     return true;
   }();
   (void)installed;

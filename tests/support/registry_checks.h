@@ -18,9 +18,10 @@ void expect_complete(const cpu_detail::KernelRegistry<Table>& r) {
   kernel_paths();  // installs the emulated tables
   for (Isa isa : kAllIsas) {
     EXPECT_TRUE(r.has_entry(isa)) << r.module() << "'s kernel list has no entry for " << to_string(isa);
-    if (has_emulation(isa) && r.native(isa) != nullptr)
+    if (has_emulation(isa) && r.native(isa) != nullptr) {
       EXPECT_TRUE(r.has_emulated(isa)) << r.module() << "'s " << to_string(isa)
                                        << " kernels have no SIMDe build installed (tests/support/kernel_paths.cpp)";
+    }
   }
 }
 

@@ -1,0 +1,53 @@
+// oneDNN as a peer of fixq's benchmarks: its u8 x s8 GEMM and its GRUs, set up once so that
+// a timed call is oneDNN's work only. Built (library fixq_peer_onednn) only where oneDNN 2.x
+// is found at configure time (FIXQ_ONEDNN, bench/peers/CMakeLists.txt); nothing in the fixq
+// library, the CLI's other commands or the Python package depends on it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fixq/gru.h"
+
+namespace fixq::peers {
+
+// C [m, n] = A [m, k] (u8, row-major) x B^T (B [n, k] s8, row-major), int32, no offsets:
+// dnnl_gemm_u8s8s32. Throws fixq::Error if oneDNN reports a failure.
+void onednn_gemm_u8s8s32(const uint8_t* a, const int8_t* b, int32_t* c, int64_t m, int64_t n, int64_t k);
+
+// The single-layer, unidirectional model in oneDNN's terms, built from a fixq model (gate
+// z, r, g = oneDNN's u, r, o). Holds primitives, reordered weights and buffers, so run()
+// times primitive execution only. x is [T, B, C] float, within [-1, 1] for the int8 GRU
+// (its data quantization covers [-1, 1], the range of h).
+class OnednnGru {
+ public:
+  enum class Kind {
+    LbrF32,      // lbr_gru, f32: the same function as fixq's (torch's) GRU
+    VanillaF32,  // gru, f32: r applied to h before R (oneDNN's only int8 GRU cell)
+    VanillaU8S8  // gru, u8 activations and s8 weights (per output channel), f32 gates
+  };
+  OnednnGru(Kind kind, const GruModel& model, const std::vector<float>& x, int64_t steps, int64_t batch);
+  ~OnednnGru();
+  OnednnGru(const OnednnGru&) = delete;
+  OnednnGru& operator=(const OnednnGru&) = delete;
+
+  void run();                          // one forward over all T steps
+  std::vector<float> output() const;   // dst_layer [T, B, H] of the last run, as float
+  std::string implementation() const;  // oneDNN's impl_info_str, e.g. "ref:any"
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Forces oneDNN's OpenMP runtime to one thread (the environment variable is read when
+// libgomp loads, before main, so it must be set through the API). Throws fixq::Error if
+// the runtime cannot be reached.
+void onednn_single_thread();
+// "oneDNN 2.6.3 (OpenMP)".
+std::string onednn_version_str();
+
+}  // namespace fixq::peers

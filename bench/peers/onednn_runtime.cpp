@@ -1,0 +1,40 @@
+// oneDNN's GEMM, threads and version for fixq's benchmarks (peers/onednn.h).
+#include <dlfcn.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include "fixq/error.h"
+#include "peers/onednn.h"
+
+namespace fixq::peers {
+
+void onednn_gemm_u8s8s32(const uint8_t* a, const int8_t* b, int32_t* c, int64_t m, int64_t n, int64_t k) {
+  const int32_t co = 0;
+  const dnnl_status_t st = dnnl_gemm_u8s8s32('N', 'T', 'F', m, n, k, 1.0f, a, k, 0, b, k, 0, 0.0f, c, n, &co);
+  if (st != dnnl_success) fail("oneDNN dnnl_gemm_u8s8s32 failed with status ", static_cast<int>(st));
+}
+
+void onednn_single_thread() {
+  const unsigned runtime = dnnl_version()->cpu_runtime;
+  if (runtime == DNNL_RUNTIME_SEQ) return;
+  require(runtime == DNNL_RUNTIME_OMP, "bench: this oneDNN uses CPU runtime ", runtime,
+          ", not OpenMP: cannot force it to one thread");
+  // libgomp is loaded with oneDNN; its API is looked up rather than linked, since the
+  // tool itself is not an OpenMP program.
+  using set_fn = void (*)(int);
+  using get_fn = int (*)();
+  const auto set = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  const auto get = reinterpret_cast<get_fn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  require(set != nullptr && get != nullptr, "bench: oneDNN runs on OpenMP but omp_set_num_threads is not loaded");
+  set(1);
+  require(get() == 1, "bench: OpenMP still reports ", get(), " threads after omp_set_num_threads(1)");
+}
+
+std::string onednn_version_str() {
+  const dnnl_version_t* v = dnnl_version();
+  const char* runtime = v->cpu_runtime == DNNL_RUNTIME_OMP   ? "OpenMP"
+                        : v->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential"
+                                                             : "other runtime";
+  return detail::cat("oneDNN ", v->major, ".", v->minor, ".", v->patch, " (", runtime, ")");
+}
+
+}  // namespace fixq::peers

@@ -1,0 +1,72 @@
+// Private: the float GRU's two kernels, one table per instruction-set family.
+//
+// Both have one numeric definition that every family reproduces bit for bit (the scalar
+// table is that definition, float_kernels_scalar.cpp):
+//
+// * matmul_nt: out[i, j] = dot16(a row i, w row j), the fixed-order float dot product
+//       dot16(w, x, K): 16 partial sums p_0 .. p_15, p_l = fl(p_l + fl(w[k] x[k])) over
+//       k = l, l + 16, l + 32, ... < K in increasing k, each p_l starting at +0; then
+//       combined pairwise p_l += p_{l+8} (l < 8), p_l += p_{l+4} (l < 4),
+//       p_l += p_{l+2} (l < 2), and the result p_0 + p_1.
+//   Sixteen partials are one AVX-512 register, two AVX2 ones, and sixteen independent
+//   addition chains; the tree is the one a register reduction does. The order, not the
+//   instruction set, decides every rounding, so the sums are the same on every CPU.
+// * gates: the unit update of every hidden unit of every row, unit_update() of
+//   float_math.h, elementwise.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cpu/registry.h"
+
+namespace fixq::gru_float {
+
+// The values of a step's gate stage for `rows` rows of H units: wx, rh [rows, 3H] (gates
+// z, r, g), biases bx, br [3H], h [rows, H] holding h_{t-1} and overwritten with h_t.
+// When `all` is set, every intermediate operator is written too, [rows, H] each, in the
+// order of UnitValues (z_pre, z, r_pre, r, rh_add_br, r_rh, g_pre, g, old_contrib,
+// new_contrib; h is `h`).
+struct GateArgs {
+  int64_t rows = 0, H = 0;
+  const float* wx = nullptr;
+  const float* rh = nullptr;
+  const float* bx = nullptr;
+  const float* br = nullptr;
+  float* h = nullptr;
+  float* const* all = nullptr;  // null, or 10 arrays
+};
+inline constexpr int kGateIntermediates = 10;
+
+using MatmulNtFn = void (*)(const float* a, int64_t lda, int64_t m, const float* w, int64_t n, int64_t k,
+                            float* out, int64_t ldo);
+using GatesFn = void (*)(const GateArgs& args);
+
+struct FloatKernels {
+  const char* name;
+  // out[i * ldo + j] = dot16(a + i * lda, w + j * k, k) for i < m, j < n (w is [n, k]).
+  MatmulNtFn matmul_nt;
+  GatesFn gates;
+};
+
+namespace scalar { extern const FloatKernels kFloat; }
+namespace avx2 { extern const FloatKernels kFloat; }
+namespace avx512 { extern const FloatKernels kFloat; }
+namespace avx512_emulated { extern const FloatKernels kFloat; }
+
+// Best first, one entry per family (float_registry.cpp).
+cpu_detail::KernelRegistry<FloatKernels>& registry();
+
+// The kernels the active features select (each operation its own best family).
+struct ActiveKernels {
+  MatmulNtFn matmul_nt;
+  GatesFn gates;
+};
+ActiveKernels active_kernels();
+// "avx512" / "avx2" / "scalar": the family whose matmul runs now (fixq info, bench headers).
+std::string active_kernel_name();
+
+// The scalar definition of one dot product, for tests and tails.
+float dot16(const float* w, const float* x, int64_t k);
+
+}  // namespace fixq::gru_float

@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""Ablation of fixq's post-training steps: each step alone, then all together.
+
+Steps (fixq/gru_ptq.h): GPTQ weight rounding ("gptq"), bias correction ("bias"), every
+operator's range chosen by the output error ("search"). The baseline is round-to-nearest
+with the mse method for every operator (the best single method of `fixq demo`'s table);
+"minmax" is the plain calibration for reference. Every row is int8, pow2 and multiplier.
+
+Models:
+  * char-LMs (--data DIR, repeatable; default the embedded data/charlm): calibrated on the
+    folder's calib_ids.npy cut into 8 sequences, as `fixq demo`; scored on its held-out text
+    (heldout_ids.npy, at most --max-heldout characters) in bits per character, with the
+    demo's protocol, and by the cosine of the GRU output against float;
+  * random-weight GRUs (--random C,H,L, repeatable): torch's initialisation times 3 (so that
+    gates saturate as in trained models), random input sequences with a mean; calibrated on
+    8 sequences of 100 steps, scored on 8 others by the output's cosine and SQNR.
+
+Prints one markdown table per model.
+Usage: PYTHONPATH=build/python /usr/bin/python3 tools/ptq_ablation.py [--data DIR] [--random 32,64,1 ...]
+"""
+import argparse
+import math
+import os
+import sys
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+try:
+    import fixq  # noqa: E402
+except ImportError:
+    sys.path.insert(0, os.path.join(ROOT, "build", "python"))
+    import fixq  # noqa: E402
+
+ROWS = [  # name, method, rounding, bias correction
+    ("minmax", "minmax", "nearest", False),
+    ("mse (baseline)", "mse", "nearest", False),
+    ("+ gptq", "mse", "gptq", False),
+    ("+ bias", "mse", "nearest", True),
+    ("+ search", "auto", "nearest", False),
+    ("all (PTQ+)", "auto", "gptq", True),
+]
+
+
+def charlm(data, max_heldout):
+    emb = np.load(os.path.join(data, "embedding.npy"))
+    dw = np.load(os.path.join(data, "decoder.weight.npy")).astype(np.float64)
+    db = np.load(os.path.join(data, "decoder.bias.npy")).astype(np.float64)
+    layers = 0
+    while os.path.exists(os.path.join(data, f"gru.weight_ih_l{layers}.npy")):
+        layers += 1
+    gru = torch.nn.GRU(emb.shape[1], dw.shape[1], num_layers=layers)
+    gru.load_state_dict({k: torch.from_numpy(np.load(os.path.join(data, f"gru.{k}.npy"))) for k in gru.state_dict()})
+    model = fixq.GruModel.from_torch(gru)
+    calib = np.load(os.path.join(data, "calib_ids.npy"))
+    held = np.load(os.path.join(data, "heldout_ids.npy"))[:max_heldout]
+    T = len(calib) // 8
+    xc = np.ascontiguousarray(emb[calib[:8 * T]].reshape(8, T, -1).transpose(1, 0, 2)).astype(np.float32)
+    xh = emb[held][:, None, :].astype(np.float32)
+
+    def bpc(y):
+        logits = y[:-1, 0, :].astype(np.float64) @ dw.T + db
+        m = logits.max(1, keepdims=True)
+        lse = m[:, 0] + np.log(np.exp(logits - m).sum(1))
+        return float((lse - logits[np.arange(len(logits)), held[1:]]).mean() / math.log(2))
+
+    title = f"char-LM {os.path.basename(os.path.normpath(data))}: {layers} layer(s), H = {model.hidden_size}, " \
+            f"{len(held)} held-out characters"
+    return title, model, xc, xh, bpc
+
+
+def random_gru(spec):
+    C, H, L = (int(v) for v in spec.split(","))
+    torch.manual_seed(C * 1000 + H * 10 + L)
+    gru = torch.nn.GRU(C, H, num_layers=L)
+    with torch.no_grad():
+        for p in gru.parameters():
+            p.mul_(3.0)
+    g = torch.Generator().manual_seed(7)
+    mean = torch.randn(C, generator=g) * 0.3
+    xc = (torch.randn(100, 8, C, generator=g) + mean).numpy()
+    xh = (torch.randn(100, 8, C, generator=g) + mean).numpy()
+    return f"random GRU C = {C}, H = {H}, {L} layer(s) (torch init x 3)", fixq.GruModel.from_torch(gru), xc, xh, None
+
+
+def table(title, model, xc, xh, bpc):
+    yf, _ = model.forward(xh)
+    print(f"\n{title}\n")
+    head = "| steps | scales | " + ("bpc | vs float | " if bpc else "") + "cosine | SQNR dB | calib cosine | seconds |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    if bpc:
+        print(f"| float | - | {bpc(yf):.4f} | +0.00% | 1.000000 | - | - | - |")
+    for scales in ("pow2", "multiplier"):
+        for name, method, rounding, bias in ROWS:
+            t = time.time()
+            ptq = fixq.GruPtq(model, method=method, rounding=rounding, bias_correction=bias)
+            ptq.observe(xc)
+            r = ptq.quantize("int8", scales)
+            seconds = time.time() - t
+            y, _ = r.quantized().forward(xh)
+            a, b = yf.astype(np.float64).ravel(), y.astype(np.float64).ravel()
+            cos = float(a @ b / math.sqrt((a @ a) * (b @ b)))
+            sqnr = 10 * math.log10((a @ a) / max(((a - b) ** 2).sum(), 1e-300))
+            cells = f"| {name} | {scales} | "
+            if bpc:
+                v = bpc(y)
+                cells += f"{v:.4f} | {100 * (v / bpc(yf) - 1):+.2f}% | "
+            print(cells + f"{cos:.6f} | {sqnr:.1f} | {r.calib_cosine:.6f} | {seconds:.1f} |", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", action="append", default=None, help="char-LM folder (default data/charlm)")
+    ap.add_argument("--random", action="append", default=None, metavar="C,H,L", help="a random-weight GRU")
+    ap.add_argument("--max-heldout", type=int, default=30000)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    datas = args.data if args.data is not None else ([] if args.random else [os.path.join(ROOT, "data", "charlm")])
+    for d in datas:
+        table(*charlm(d, args.max_heldout))
+    for spec in args.random or []:
+        table(*random_gru(spec))
+
+
+if __name__ == "__main__":
+    main()
