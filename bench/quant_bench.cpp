@@ -130,7 +130,7 @@ void BM_Fixq_RequantizeS32ToS8_Rescale(benchmark::State& state) {
   std::vector<int32_t> acc(n);
   for (size_t i = 0; i < n; ++i) acc[i] = static_cast<int32_t>(i * 7919) - 1000000;
   std::vector<int8_t> q(n);
-  const fixq::Rescale r = fixq::Rescale::make(0.000734, 0, 1.0, 3, {-128, 127}, fixq::ScaleMode::Multiplier);
+  const fixq::Rescale r = fixq::Rescale::make(0.000734, 0, 1.0, 3, {-128, 127}, fixq::ScaleKind::Multiplier);
   for (auto _ : state) {
     for (size_t i = 0; i < n; ++i) q[i] = static_cast<int8_t>(r(acc[i]));
     benchmark::DoNotOptimize(q.data());

@@ -1,20 +1,36 @@
 // fixq/arith.h — the exact integer arithmetic every fixq module stands on.
 //
-// Part 1: rounding and saturation primitives. Each rounding rule lives in exactly one
-//         function here and every module calls it:
+// Part 1: rounding and saturation primitives. Each rounding rule of fixq's own integer
+//         arithmetic lives in exactly one function here and every module calls it:
 //           * integer rescale by 2^-n rounds half up: (x + 2^(n-1)) >> n, arithmetic shift;
 //           * float -> integer rounds half to even;
 //           * results that leave their range saturate, they never wrap.
+//         Vector kernels (the *_avx2 / *_avx512 files, arith/lane_scale.h) restate these
+//         rules in lanes; their tests hold them to these functions bit for bit.
+//         Three roundings are not these rules, on purpose, each confined to one file:
+//           * float -> narrower float (src/lowp/element.h: fp8, fp6, fp4, bf16, fp16, e8m0):
+//             the significand rounds to nearest even as IEEE 754 and the OCP MX v1.0 spec
+//             define each conversion (e8m0: ties up, as ml_dtypes); the GGUF blocks' fp16
+//             fields use the same encoder;
+//           * GGUF block quantizers (src/gguf/ggml_arith.h): ggml's reference quantizers
+//             define the file bytes, so their own rules are reproduced: nearest_int (the
+//             1.5 * 2^23 add, half to even only for |v| <= 2^22), roundf and lroundf (ties
+//             away from zero), x86 truncation, UE4M3's half up; ggml's golden vectors check
+//             them;
+//           * calib/expected_error.cpp integrates the error over nearest-integer cells
+//             floor(u + 1/2): ties have no probability mass there, so no value is rounded.
 // Part 2: FixedPointScale, a positive real factor sigma held as (m, shift) so that
 //         x * sigma is computed as (x * m + 2^(shift-1)) >> shift with one rounding
-//         (seed 002), either with m a normalized 31-bit multiplier or, for power-of-two
+//         (docs/spec.md 2.3), either with m a normalized 31-bit multiplier or, for power-of-two
 //         scales, with m = 1 (a pure shift).
-// Part 3: the three quantized primitives of seed 000 built on Parts 1-2: rescale from one
+// Part 3: the three quantized primitives of docs/spec.md 2.5 built on Parts 1-2: rescale from one
 //         (scale, zero point) to another, quantized add, quantized multiply.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <string_view>
 
 namespace fixq {
 
@@ -96,18 +112,29 @@ struct FixedPointScale {
 };
 
 // ---------------------------------------------------------------------------------------
-// Part 3: quantized primitives (seed 000, "量化运算基础推导")
+// Part 3: quantized primitives (docs/spec.md 2.5; Jacob et al., CVPR 2018, section 2)
 // ---------------------------------------------------------------------------------------
 
-// How real ratios of scales are turned into integer arithmetic.
-enum class ScaleMode {
-  PowerOfTwo,  // every ratio must be an exact power of two: shifts only
-  Multiplier,  // any ratio: normalized 31-bit fixed-point multiplier
-};
+// The kind of a quantization scale, and with it how every ratio of scales becomes integer
+// arithmetic. One enum and one spelling for the library, the command line, Python and the
+// files (to_string / parse_scale_kind):
+//   PowerOfTwo  "pow2":       every scale is 2^-e, so every ratio is an exact power of two
+//                             and is applied as a shift;
+//   Multiplier  "multiplier": any positive real scale; a ratio is applied as a normalized
+//                             31-bit fixed-point multiplier (FixedPointScale::from_real).
+enum class ScaleKind { PowerOfTwo, Multiplier };
 
-// Builds the FixedPointScale for sigma under mode. PowerOfTwo throws fixq::Error unless
+// "pow2" or "multiplier": the one spelling fixq prints and writes.
+std::string to_string(ScaleKind kind);
+// The spelling above, plus the earlier spellings that saved configurations and scripts may
+// hold: "float" (quantization schemes' former name for multiplier scales) and
+// "power-of-two". Throws fixq::Error "<what> must be pow2 or multiplier, got '<text>'" for
+// anything else (what: the option or field being read).
+ScaleKind parse_scale_kind(std::string_view text, std::string_view what = "scales");
+
+// Builds the FixedPointScale for sigma under kind. PowerOfTwo throws fixq::Error unless
 // sigma is an exact power of two.
-FixedPointScale make_scale(double sigma, ScaleMode mode);
+FixedPointScale make_scale(double sigma, ScaleKind kind);
 
 // An integer output range [qmin, qmax].
 struct IntRange {
@@ -128,12 +155,12 @@ struct Rescale {
   IntRange out;
 
   static Rescale make(double scale_in, int32_t zp_in, double scale_out, int32_t zp_out,
-                      IntRange out, ScaleMode mode);
+                      IntRange out, ScaleKind kind);
   int32_t operator()(int32_t q_x) const;
 };
 
 // q_z = sat(R(S_x/S_z * (q_x - Z_x)) + R(S_y/S_z * (q_y - Z_y)) + Z_z): each term is
-// rescaled to the output scale with its own rounding (as seed 000 adds "shifted" terms),
+// rescaled to the output scale with its own rounding (docs/spec.md 2.5),
 // so the result is within 1 LSB of the exact sum before saturation, plus the multiplier
 // bound of FixedPointScale.
 struct QuantizedAdd {
@@ -145,7 +172,7 @@ struct QuantizedAdd {
   IntRange out;
 
   static QuantizedAdd make(double scale_x, int32_t zp_x, double scale_y, int32_t zp_y,
-                           double scale_out, int32_t zp_out, IntRange out, ScaleMode mode);
+                           double scale_out, int32_t zp_out, IntRange out, ScaleKind kind);
   int32_t operator()(int32_t q_x, int32_t q_y) const;
 };
 
@@ -158,7 +185,7 @@ struct QuantizedMul {
   IntRange out;
 
   static QuantizedMul make(double scale_x, int32_t zp_x, double scale_y, int32_t zp_y,
-                           double scale_out, int32_t zp_out, IntRange out, ScaleMode mode);
+                           double scale_out, int32_t zp_out, IntRange out, ScaleKind kind);
   int32_t operator()(int32_t q_x, int32_t q_y) const;
 };
 

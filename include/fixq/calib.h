@@ -7,7 +7,7 @@
 // gives the calibrated parameters. Four methods:
 //   MinMax      running minimum and maximum;
 //   Ema         per batch min / max smoothed over batches: m = d * m_old + (1 - d) * m_batch
-//               (seed 000's "0.9 x old + 0.1 x new" for d = 0.9); the first batch seeds m;
+//               ("0.9 x old + 0.1 x new" for d = 0.9, docs/spec.md 3.4); the first batch seeds m;
 //   Percentile  the [100 - p, p] percentiles of a streamed histogram (|x| percentile for
 //               symmetric targets);
 //   Mse         the clipping range that minimises the expected squared quantization error

@@ -6,6 +6,7 @@
 // input and never returns silent garbage.
 #pragma once
 
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -15,6 +16,19 @@ namespace fixq {
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// The fixq::Error of an operating-system failure on a file (open, stat, read, write, fsync,
+// rename), as opposed to bad data in a file that could be read: sys_errno() is the errno of
+// the failed call (0 where the C++ library did not report one). Python raises it as OSError
+// (FileNotFoundError, PermissionError, ... by errno); bad data stays a ValueError.
+class IoError : public Error {
+ public:
+  IoError(const std::string& message, int sys_errno) : Error(message), sys_errno_(sys_errno) {}
+  int sys_errno() const noexcept { return sys_errno_; }
+
+ private:
+  int sys_errno_;
 };
 
 namespace detail {
@@ -31,6 +45,15 @@ std::string cat(const Args&... args) {
 template <class... Args>
 [[noreturn]] void fail(const Args&... args) {
   throw Error(detail::cat(args...));
+}
+
+// Throws fixq::IoError for errno value sys_errno: the concatenated message, then ": " and
+// strerror(sys_errno) when sys_errno is not 0. Pass errno straight from the failed call.
+template <class... Args>
+[[noreturn]] void fail_io(int sys_errno, const Args&... args) {
+  std::string message = detail::cat(args...);
+  if (sys_errno != 0) message += std::string(": ") + std::strerror(sys_errno);
+  throw IoError(message, sys_errno);
 }
 
 // Throws fixq::Error with the concatenated message unless cond holds. The arguments are

@@ -6,11 +6,11 @@
 // and then one of:
 //   raw       acc                                                   (gemm_s32 / gemm_s64)
 //   float     D = (float(acc - azp[m] * colsum[n]) * s_b[n]) * s_a[m] + bias[n]
-//             seed 001's Scaled / ScaledBias / Azp / AzpPerToken epilogues  (gemm_f32)
+//             vLLM's Scaled / ScaledBias / Azp / AzpPerToken epilogues  (gemm_f32)
 //   requant   y = clamp(R_n(acc - azp[m] * colsum[n] + bias[n]) + zp_out)
-//             R_n a FixedPointScale (seed 002), y stored as u8 / s8 / s16  (gemm_requant)
-// where colsum[n] = sum_k B[n, k] is computed once when B is packed (seed 000's
-// W_sum_mul_x_zp = Z_x * colsum, seed 001's azp_adj).
+//             R_n a FixedPointScale (docs/spec.md 2.3), y stored as u8 / s8 / s16  (gemm_requant)
+// where colsum[n] = sum_k B[n, k] is computed once when B is packed (the zero-point
+// compensation Z_x * colsum of docs/spec.md 5.1, vLLM's azp_adj).
 //
 // Operand types: A u8, s8 or s16 (asymmetric, zero point per tensor or per row); B s8 or
 // s16 (symmetric). Accumulator bound: |acc| <= K * max|A| * max|B|; gemm_s32 requires
@@ -41,8 +41,9 @@ enum class IntType { U8, S8, S16 };
 void set_gemm_threads(int n);
 int gemm_threads();
 
-// Bytes per element and the value range of each type.
-int int_type_bytes(IntType t);
+// Bytes per element of each type (the one definition every module uses).
+constexpr int int_type_bytes(IntType t) { return t == IntType::S16 ? 2 : 1; }
+// The value range of each type.
 IntRange int_type_range(IntType t);
 
 // A read-only row-major matrix of `rows` x `cols` with a row stride (in elements) >= cols.
@@ -87,9 +88,10 @@ class PackedB {
 void gemm_s32(const MatrixView& a, const PackedB& b, int32_t* c, int64_t ldc);
 void gemm_s64(const MatrixView& a, const PackedB& b, int64_t* c, int64_t ldc);
 
-// Seed 001's epilogues. scale_a has 1 (per-tensor) or M (per-token) entries, scale_b 1 or
-// N (per-channel), bias 0 or N, azp 0 (symmetric activations: Scaled / ScaledBias), 1
-// (ScaledEpilogueAzp: per-tensor zero point) or M (ScaledEpilogueAzpPerToken).
+// The epilogues of vLLM's CUTLASS scaled_mm (its ScaledEpilogue family). scale_a has 1
+// (per-tensor) or M (per-token) entries, scale_b 1 or N (per-channel), bias 0 or N, azp 0
+// (symmetric activations: Scaled / ScaledBias), 1 (ScaledEpilogueAzp: per-tensor zero
+// point) or M (ScaledEpilogueAzpPerToken).
 // D = (float(acc - azp[m] * colsum[n]) * scale_b[n]) * scale_a[m] + bias[n], each
 // operation in float32 (no FMA). Error against exact arithmetic:
 //   |D - D_exact| <= 4 * 2^-24 * |s_a * s_b * (acc - azp * colsum)| + 2^-24 * |D|
@@ -102,7 +104,7 @@ struct DequantEpilogue {
 };
 void gemm_f32(const MatrixView& a, const PackedB& b, const DequantEpilogue& e, float* d, int64_t ldd);
 
-// Requantization to an integer output (seed 002): for each element
+// Requantization to an integer output (docs/spec.md 2.4): for each element
 //   v = acc - azp[m] * colsum[n] + bias[n]              (int64, exact)
 //   y = clamp(scale[n].apply(v) + zp_out, out_min, out_max)
 // scale has 1 or N entries (per-channel multipliers allowed: sigma_n = s_a s_b[n] / s_out),

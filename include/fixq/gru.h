@@ -1,5 +1,5 @@
 // fixq/gru.h — the float GRU: the reference the integer GRU is calibrated on and measured
-// against (seed 000, Haste / cuDNN / PyTorch semantics).
+// against (Haste / cuDNN / PyTorch semantics, docs/spec.md).
 //
 // Per direction of a layer, with gates in Haste order z, r, g (rows [0, H), [H, 2H),
 // [2H, 3H) of W, R, bx, br):
@@ -42,7 +42,8 @@
 
 namespace fixq {
 
-// Every operator of seed 000's parameter table, each with its own quantization later.
+// Every operator of the integer GRU's parameter table (docs/spec.md 3.2), each with its own
+// quantization later.
 enum class GruOp {
   X,           // input of the layer direction              [B, C]
   H,           // hidden state h_t as written (h_{t-1} is the step before, or h0)  [B, H]
@@ -67,7 +68,7 @@ enum class GruOp {
 constexpr int kGruOpCount = static_cast<int>(GruOp::Count);
 
 // "x", "h", "W", "R", "bx", "br", "Wx", "Rh", "z_pre", "r_pre", "g_pre", "z_out",
-// "r_out", "g_out", "Rh_add_br", "rRh", "old_contrib", "new_contrib" (seed 000's names).
+// "r_out", "g_out", "Rh_add_br", "rRh", "old_contrib", "new_contrib" (docs/spec.md 3.2).
 std::string to_string(GruOp op);
 // The inverse; throws fixq::Error naming the known operators for an unknown name.
 GruOp parse_gru_op(const std::string& name);

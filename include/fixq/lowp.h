@@ -12,7 +12,7 @@
 // run time (fixq/cpu.h); both give identical bits. There are no AVX-512 kernels: on such
 // CPUs the AVX2 ones run.
 //
-// Encoding (seed 004), from the format definitions; ml_dtypes' documented behaviour where a
+// Encoding, from the format definitions (IEEE 754, OCP 8-bit FP and MX v1.0); ml_dtypes' documented behaviour where a
 // definition leaves a choice. x is rounded to the nearest value of the type, ties to the
 // even code (e8m0, which has no mantissa, rounds ties 1.5 * 2^k up, as ml_dtypes does).
 // Special inputs:

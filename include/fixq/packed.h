@@ -1,4 +1,4 @@
-// fixq/packed.h — packed 2/4/8-bit integer weights and the weight-only matmul (seed 003).
+// fixq/packed.h — packed 2/4/8-bit integer weights and the weight-only matmul (GPTQ-style).
 //
 // Part 1: PackedWeights: a float weight W [K, N] (K inputs, N outputs, y = x · W) held as
 //         b-bit unsigned codes q with one (scale, zero point) per group of `group_size`
@@ -13,7 +13,7 @@
 //   rows are reordered so that each group's rows are consecutive (a no-op without
 //   act-order; the kernel then gathers x's columns in the same order); 32 / b consecutive
 //   codes of one column share a uint32 word, code j of the word at bits [b·j, b·j + b)
-//   (seed 003's packing along the input dimension); words are stored in panels of 32
+//   (GPTQ's qweight packing, along the input dimension); words are stored in panels of 32
 //   columns: the word of canonical rows [r·32/b, (r+1)·32/b) and column c sits at index
 //   ((c / 32) · R + r) · 32 + c % 32, R = K · b / 32, so the kernel streams each panel
 //   contiguously. Scales and zero points are [G, N]

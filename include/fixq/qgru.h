@@ -1,6 +1,6 @@
-// fixq/qgru.h — the integer-only GRU of seed 000.
+// fixq/qgru.h — the integer-only GRU (docs/spec.md).
 //
-// Every operator of seed 000's parameter table (GruOp) has its own quantization: x and h
+// Every operator of the parameter table (GruOp, docs/spec.md 3.2) has its own quantization: x and h
 // asymmetric per tensor; W and R symmetric per output channel; bx and br symmetric per
 // channel; Wx, Rh, z_pre, r_pre, g_pre, z_out, r_out, Rh_add_br, rRh, old_contrib,
 // new_contrib asymmetric per tensor; g_out symmetric. Each is 8 or 16 bits, signed. Scales
@@ -57,6 +57,8 @@ struct GruQuantConfig {
   //  "bits": {"g_pre": 16, ...}}: a base configuration with operators overridden. Unknown
   // keys, unknown operators and bit widths other than 8 or 16 are fixq::Errors.
   static GruQuantConfig from_json(const std::string& text);
+  // from_json of a JSON file's contents; a file that cannot be read is a fixq::IoError.
+  static GruQuantConfig load(const std::string& path);
   std::string to_json() const;
   void validate() const;
   int bits_of(GruOp op) const { return bits[static_cast<size_t>(op)]; }
@@ -93,7 +95,7 @@ QuantParams gru_parameter_params(GruOp op, const GruQuantConfig& config, std::sp
 // Streams calibration batches through the float GRU and records every operator's range
 // with one Observer per operator and cell (per tensor; W, R, bx, br are taken from the
 // model, per channel, by min/max). Every observe() call feeds each time step of each
-// sequence as one observation, so EMA runs per time step as in seed 000: the forward
+// sequence as one observation, so EMA runs per time step (docs/spec.md 3.4): the forward
 // direction in time order, the reverse direction in its own processing order (from the
 // last step back), and the layer input x of both directions in time order, so both
 // directions of a layer agree on x.

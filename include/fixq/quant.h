@@ -1,9 +1,9 @@
 // fixq/quant.h — quantization parameters and the quantize / dequantize of float tensors.
 //
-// Conventions (seed 000 and seed 003):
+// Conventions (docs/spec.md 3.1 and 3.3):
 //   quantize:   q = sat(round_half_even(x / scale) + zero_point)    (x / scale in float32)
 //   dequantize: x = float(q - zero_point) * scale                    (in float32)
-// A power-of-two scale is scale = 2^-e (seed 000's exp2_inv = e), so x / scale = x * 2^e.
+// A power-of-two scale is scale = 2^-e (e is the `exponent` of QuantParams), so x / scale = x * 2^e.
 //
 // Granularity names which elements share one (scale, zero point):
 //   PerTensor  one pair for the whole tensor;
@@ -41,21 +41,27 @@ struct IntFormat {
 };
 
 enum class Symmetry { Symmetric, Asymmetric };
-enum class ScaleKind { Float, PowerOfTwo };
 enum class Granularity { PerTensor, PerChannel, PerGroup, PerToken };
 
 std::string to_string(Symmetry);
-std::string to_string(ScaleKind);
 std::string to_string(Granularity);
 
 // What to quantize to: the integer format, symmetry, kind of scale and granularity.
 struct QuantScheme {
   IntFormat format;
   Symmetry symmetry = Symmetry::Asymmetric;
-  ScaleKind scale_kind = ScaleKind::Float;
+  ScaleKind scale_kind = ScaleKind::Multiplier;  // fixq/arith.h
   Granularity granularity = Granularity::PerTensor;
   int axis = 0;            // PerChannel, PerGroup; negative counts from the end
   int64_t group_size = 0;  // PerGroup
+
+  // A scheme from its parts, validated: the one constructor the CLI, Python and the tests
+  // share. Throws fixq::Error for bits outside [2, 16] or a per-group scheme without a
+  // group size >= 1.
+  static QuantScheme make(int bits, bool is_signed, Symmetry symmetry = Symmetry::Asymmetric,
+                          ScaleKind scale_kind = ScaleKind::Multiplier,
+                          Granularity granularity = Granularity::PerTensor, int axis = 0,
+                          int64_t group_size = 0);
 
   // The zero point a symmetric scheme uses: 0 when signed, 2^(bits-1) when unsigned
   // (PyTorch's quint8 convention), so that the integer range is centred on real zero.
@@ -86,7 +92,7 @@ struct QuantParams {
   void validate() const;
 };
 
-// ---- parameters from ranges (seed 003) ------------------------------------------------
+// ---- parameters from ranges (docs/spec.md 3.3) ------------------------------------------
 //
 // Every derived pair (scale, zero point) represents the whole range: after widening it to
 // contain 0 (so that real zero is exactly representable as the zero point),

@@ -16,8 +16,11 @@ The C++ library does the work (module ``fixq._fixq``); this package re-exports i
   demand: ``import fixq.torch``; it needs torch, the rest of fixq needs only numpy).
 
 Arrays go in and come out as numpy arrays; C-contiguous inputs of the expected dtype are
-read in place, outputs are handed over without a copy. Bad input raises ``ValueError``
-with the library's one-line message.
+read in place, outputs are handed over without a copy. Bad input (wrong shapes or values,
+corrupt or truncated file contents) raises ``ValueError`` with the library's one-line
+message; a file the operating system cannot open, read or write raises ``OSError``
+(``FileNotFoundError``, ``PermissionError``, ... chosen by errno, as Python's ``open`` does)
+with the same kind of message.
 """
 
 import sys as _sys
@@ -77,8 +80,9 @@ def quantize_gru(model, calib: _Iterable, config="int8", scales=None, method="au
 
     ``calib`` is an iterable of batches, each an array ``[T, B, C]`` (``[B, T, C]`` with
     ``batch_first``) or a tuple ``(x, lengths)``; every batch is one observation (one EMA
-    step per time step). ``config``: ``"int8"``, ``"int16"``, a :class:`GruQuantConfig`, a
-    dict or JSON text; ``scales``: ``"pow2"`` (default) or ``"multiplier"``; ``method``:
+    step per time step). ``config``: ``"int8"``, ``"int16"``, a :class:`GruQuantConfig`
+    (``GruQuantConfig.from_json(text)`` for JSON text), a dict, or a ``pathlib.Path`` of a JSON
+    config file; ``scales``: ``"pow2"`` (default) or ``"multiplier"``; ``method``:
     ``"auto"`` (each operator's range by the output error) or one of ``"minmax"``,
     ``"ema"``, ``"percentile"``, ``"mse"`` for all; ``rounding``: ``"gptq"`` or
     ``"nearest"``; ``bias_correction``: subtract the rounding's expected error from the

@@ -6,10 +6,8 @@
 // exactly through JSON both in C++ and in Python's json module).
 #include <pybind11/stl.h>
 
-#include <fstream>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,22 +21,20 @@ namespace fixq::py {
 
 namespace {
 
-ScaleKind parse_scales(const std::string& s) {
-  if (s == "pow2") return ScaleKind::PowerOfTwo;
-  if (s == "multiplier") return ScaleKind::Float;
-  fail("scales must be 'pow2' or 'multiplier', got '", s, "'");
-}
-
-std::string scales_name(ScaleKind k) { return k == ScaleKind::PowerOfTwo ? "pow2" : "multiplier"; }
+ScaleKind parse_scales(const std::string& s) { return parse_scale_kind(s, "scales"); }
 
 pyb::object json_loads(const std::string& text) { return pyb::module_::import("json").attr("loads")(text); }
 std::string json_dumps(const pyb::handle& obj) { return pyb::module_::import("json").attr("dumps")(obj).cast<std::string>(); }
 
 }  // namespace
 
-// config: "int8" | "int16" | GruQuantConfig | dict | JSON text | path of a JSON file (as
-// the CLI's --config). scales applies to the named bases; with a full configuration it
-// must be omitted (None) or agree with the configuration's own.
+// config, each form told apart by its type, never by guessing at a string's contents:
+//   "int8" | "int16"  a named base (the only strings accepted), with `scales`;
+//   GruQuantConfig    as is (JSON text: GruQuantConfig.from_json(text));
+//   dict              the JSON object (GruQuantConfig.to_dict());
+//   os.PathLike       a JSON config file, e.g. pathlib.Path (GruQuantConfig.load(path)).
+// scales applies to the named bases; with a full configuration it must be omitted (None)
+// or agree with the configuration's own.
 GruQuantConfig config_arg(const pyb::object& config, const pyb::object& scales) {
   GruQuantConfig c;
   bool named = false;
@@ -46,24 +42,22 @@ GruQuantConfig config_arg(const pyb::object& config, const pyb::object& scales) 
     c = config.cast<GruQuantConfig>();
   } else if (pyb::isinstance<pyb::dict>(config)) {
     c = GruQuantConfig::from_json(json_dumps(config));
-  } else if (pyb::isinstance<pyb::str>(config) && config.cast<std::string>().find('{') != std::string::npos) {
-    c = GruQuantConfig::from_json(config.cast<std::string>());
-  } else if (pyb::isinstance<pyb::str>(config) && (config.cast<std::string>() == "int8" || config.cast<std::string>() == "int16")) {
+  } else if (pyb::isinstance<pyb::str>(config)) {
+    const std::string name = config.cast<std::string>();
+    // Earlier versions also read JSON text and file paths from a string: say where they went.
+    require(name == "int8" || name == "int16", "config='", name,
+            "': a string names a base configuration, 'int8' or 'int16'; pass JSON text as "
+            "GruQuantConfig.from_json(text) and a JSON file as pathlib.Path(path) or GruQuantConfig.load(path)");
     const ScaleKind kind = parse_scales(scales.is_none() ? "pow2" : scales.cast<std::string>());
     named = true;
-    c = config.cast<std::string>() == "int8" ? GruQuantConfig::int8(kind) : GruQuantConfig::int16(kind);
-  } else if (pyb::isinstance<pyb::str>(config) || pyb::hasattr(config, "__fspath__")) {
-    const std::string path = path_arg(config);
-    std::ifstream in(path);
-    if (!in) fail("config '", path, "' is neither int8, int16, JSON text nor a readable JSON config file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    c = GruQuantConfig::from_json(ss.str());
+    c = name == "int8" ? GruQuantConfig::int8(kind) : GruQuantConfig::int16(kind);
+  } else if (pyb::hasattr(config, "__fspath__")) {
+    c = GruQuantConfig::load(path_arg(config));
   } else {
-    fail("config must be 'int8', 'int16', a GruQuantConfig, a dict, JSON text or a JSON file path");
+    fail("config must be 'int8', 'int16', a GruQuantConfig, a dict or a pathlib.Path of a JSON config file");
   }
   if (!named && !scales.is_none() && parse_scales(scales.cast<std::string>()) != c.scale_kind)
-    fail("scales='", scales.cast<std::string>(), "' contradicts the configuration's own scales '", scales_name(c.scale_kind),
+    fail("scales='", scales.cast<std::string>(), "' contradicts the configuration's own scales '", to_string(c.scale_kind),
          "'; omit scales or change the configuration");
   c.validate();
   return c;
@@ -233,10 +227,12 @@ void bind_qgru(pyb::module_& m) {
       .def_static("int16", [](const std::string& scales) { return GruQuantConfig::int16(parse_scales(scales)); }, "scales"_a = "pow2")
       .def_static("from_json", &GruQuantConfig::from_json, "text"_a,
                   "{\"version\": 1, \"base\": \"int8\"|\"int16\", \"scales\": \"pow2\"|\"multiplier\", \"bits\": {...}}")
+      .def_static("load", [](const pyb::object& path) { return GruQuantConfig::load(path_arg(path)); }, "path"_a,
+                  "from_json() of a JSON config file (str or os.PathLike), as `fixq gru quantize --config FILE`.")
       .def("to_json", &GruQuantConfig::to_json)
       .def("to_dict", [](const GruQuantConfig& c) { return json_loads(c.to_json()); })
       .def_static("from_dict", [](const pyb::dict& d) { return GruQuantConfig::from_json(json_dumps(d)); }, "d"_a)
-      .def_property_readonly("scales", [](const GruQuantConfig& c) { return scales_name(c.scale_kind); })
+      .def_property_readonly("scales", [](const GruQuantConfig& c) { return to_string(c.scale_kind); })
       .def_property_readonly("bits", &config_bits, "{operator name: bits} (a copy)")
       .def("__eq__", [](const GruQuantConfig& a, const GruQuantConfig& b) { return a.bits == b.bits && a.scale_kind == b.scale_kind; })
       .def("__repr__", [](const GruQuantConfig& c) { return "GruQuantConfig.from_json('''" + c.to_json() + "''')"; });
@@ -282,8 +278,8 @@ void bind_qgru(pyb::module_& m) {
   pyb::class_<Calibrator>(m, "GruCalibrator",
                           "Streams calibration batches through the float GRU and records every operator's range.\n\n"
                           "GruCalibrator(model, config='int8', scales=None, method='minmax', ema_decay=0.9,\n"
-                          "percentile=99.99, bins=2048). config: 'int8' | 'int16' | GruQuantConfig | dict | JSON text |\n"
-                          "JSON file path; scales: 'pow2' (default) | 'multiplier' for the named configs; method:\n"
+                          "percentile=99.99, bins=2048). config: 'int8' | 'int16' | GruQuantConfig | dict | os.PathLike of a\n"
+                          "JSON config file; scales: 'pow2' (default) | 'multiplier' for the named configs; method:\n"
                           "'minmax' | 'ema' | 'percentile' | 'mse'. Each observe() call is one EMA step per time step.")
       .def(pyb::init([](const GruModel& model, const pyb::object& config, const pyb::object& scales, const std::string& method,
                         double ema_decay, double percentile, int bins) {
@@ -342,8 +338,8 @@ void bind_qgru(pyb::module_& m) {
           "save", [](const QuantizedGru& q, const pyb::object& path) { q.save(path_arg(path)); }, "path"_a,
           "Writes the quantized model file (.fixq), as `fixq gru quantize` does.")
       .def("params", [](const QuantizedGru& q) { return json_loads(q.params().to_json()); },
-           "The parameters as a dict (the versioned JSON of GruQuantParams, parsed); QuantizedGru(model, d) takes it back.")
-      .def_property_readonly("quant_params", [](const QuantizedGru& q) { return q.params(); }, "The parameters (GruQuantParams).")
+           "The parameters as a dict: the versioned JSON of the .fixq file and of --params-out, parsed.\n"
+           "QuantizedGru(model, d) takes it back; GruQuantParams.from_dict(d) gives the typed form (.op()).")
       .def_property_readonly("config", [](const QuantizedGru& q) { return q.params().config; })
       .def_property_readonly("input_size", &QuantizedGru::input_size)
       .def_property_readonly("hidden_size", &QuantizedGru::hidden_size)
@@ -367,7 +363,7 @@ void bind_qgru(pyb::module_& m) {
       .def("__repr__", [](const QuantizedGru& q) {
         return "QuantizedGru(input_size=" + std::to_string(q.input_size()) + ", hidden_size=" + std::to_string(q.hidden_size()) +
                ", num_layers=" + std::to_string(q.num_layers()) + ", bidirectional=" + (q.bidirectional() ? "True" : "False") +
-               ", scales='" + scales_name(q.params().config.scale_kind) + "')";
+               ", scales='" + to_string(q.params().config.scale_kind) + "')";
       });
 
   pyb::class_<QuantStream>(m, "QuantizedGruStream",

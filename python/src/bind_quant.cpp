@@ -23,12 +23,6 @@ Symmetry parse_symmetry(const std::string& s) {
   fail("symmetry must be 'symmetric' or 'asymmetric', got '", s, "'");
 }
 
-ScaleKind parse_scale_kind(const std::string& s) {
-  if (s == "float") return ScaleKind::Float;
-  if (s == "pow2") return ScaleKind::PowerOfTwo;
-  fail("scale must be 'float' or 'pow2', got '", s, "'");
-}
-
 // Accepts both the library's spelling ("per-channel") and Python's ("per_channel").
 Granularity parse_granularity(std::string s) {
   for (char& c : s)
@@ -47,17 +41,11 @@ std::string granularity_name(Granularity g) {
   return s;
 }
 
-QuantScheme make_scheme(int bits, bool is_signed, const std::string& symmetry, const std::string& scale,
-                        const std::string& granularity, int axis, int64_t group_size) {
-  QuantScheme s;
-  s.format = IntFormat::make(bits, is_signed);
-  s.symmetry = parse_symmetry(symmetry);
-  s.scale_kind = parse_scale_kind(scale);
-  s.granularity = parse_granularity(granularity);
-  s.axis = axis;
-  s.group_size = group_size;
-  s.validate();
-  return s;
+// QuantScheme.__init__: the strings parsed, then the library's one constructor.
+QuantScheme scheme_from_strings(int bits, bool is_signed, const std::string& symmetry, const std::string& scale,
+                                const std::string& granularity, int axis, int64_t group_size) {
+  return QuantScheme::make(bits, is_signed, parse_symmetry(symmetry), parse_scale_kind(scale, "scale"),
+                           parse_granularity(granularity), axis, group_size);
 }
 
 Shape shape_arg(const std::vector<int64_t>& v) { return Shape(v.begin(), v.end()); }
@@ -202,10 +190,11 @@ void bind_quant(pyb::module_& m) {
                            "Granularity names which elements share one (scale, zero point): 'per_tensor' (one pair),\n"
                            "'per_channel' (one per index along `axis`), 'per_group' (one per run of `group_size`\n"
                            "indices along `axis`) or 'per_token' (one per row: all axes but the last).")
-      .def(pyb::init(&make_scheme), "bits"_a = 8, "signed"_a = true, "symmetry"_a = "asymmetric", "scale"_a = "float",
+      .def(pyb::init(&scheme_from_strings), "bits"_a = 8, "signed"_a = true, "symmetry"_a = "asymmetric", "scale"_a = "multiplier",
            "granularity"_a = "per_tensor", "axis"_a = 0, "group_size"_a = 0,
-           "QuantScheme(bits=8, signed=True, symmetry='asymmetric', scale='float', granularity='per_tensor', axis=0, "
-           "group_size=0)\n\nbits in [2, 16]; symmetry 'symmetric' | 'asymmetric'; scale 'float' | 'pow2' (scale = 2^-e).")
+           "QuantScheme(bits=8, signed=True, symmetry='asymmetric', scale='multiplier', granularity='per_tensor', axis=0, "
+           "group_size=0)\n\nbits in [2, 16]; symmetry 'symmetric' | 'asymmetric'; scale 'multiplier' (any real scale) |\n"
+           "'pow2' (scale = 2^-e); the former spelling 'float' is read as 'multiplier'.")
       .def_property_readonly("bits", [](const QuantScheme& s) { return s.format.bits; })
       .def_property_readonly("signed", [](const QuantScheme& s) { return s.format.is_signed; })
       .def_property_readonly("symmetry", [](const QuantScheme& s) { return to_string(s.symmetry); })

@@ -13,8 +13,8 @@
 
 namespace fixq::py {
 
-// config: "int8" | "int16" | GruQuantConfig | dict | JSON text | JSON file path; scales
-// for the named bases (bind_qgru.cpp).
+// config: "int8" | "int16" | GruQuantConfig | dict | os.PathLike of a JSON file, told apart
+// by type; scales for the named bases (bind_qgru.cpp).
 GruQuantConfig config_arg(const pyb::object& config, const pyb::object& scales);
 
 // The layout of a GRU: what its inputs must look like.

@@ -1,7 +1,10 @@
 // python/src/module.cpp — the _fixq extension module: fixq's C++ API for Python.
 //
-// fixq::Error (bad input) becomes ValueError with the library's own one-line message;
-// the pure-Python package `fixq` (python/fixq/__init__.py) re-exports everything.
+// fixq::Error (bad input) becomes ValueError with the library's own one-line message, and
+// fixq::IoError (the operating system failed to open, read or write a file) becomes
+// OSError(errno, message): Python picks the subclass from errno (FileNotFoundError,
+// PermissionError, IsADirectoryError, ...), as for its own open(). The pure-Python package
+// `fixq` (python/fixq/__init__.py) re-exports everything.
 #include "bindings.h"
 
 PYBIND11_MODULE(_fixq, m) {
@@ -9,6 +12,15 @@ PYBIND11_MODULE(_fixq, m) {
   pybind11::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const fixq::IoError& e) {
+      if (e.sys_errno() != 0) {
+        // Raised with the arguments (errno, message), OSError's constructor maps errno to
+        // its subclass.
+        const pybind11::tuple args = pybind11::make_tuple(e.sys_errno(), e.what());
+        PyErr_SetObject(PyExc_OSError, args.ptr());
+      } else {
+        PyErr_SetString(PyExc_OSError, e.what());
+      }
     } catch (const fixq::Error& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }

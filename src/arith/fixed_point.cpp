@@ -85,14 +85,22 @@ int64_t FixedPointScale::apply(int64_t x) const {
   return rounding_shift_right_half_up_128(static_cast<detail::int128>(x) * m, shift);
 }
 
-FixedPointScale make_scale(double sigma, ScaleMode mode) {
+std::string to_string(ScaleKind kind) { return kind == ScaleKind::PowerOfTwo ? "pow2" : "multiplier"; }
+
+ScaleKind parse_scale_kind(std::string_view text, std::string_view what) {
+  if (text == "pow2" || text == "power-of-two") return ScaleKind::PowerOfTwo;
+  if (text == "multiplier" || text == "float") return ScaleKind::Multiplier;
+  fail(what, " must be pow2 or multiplier, got '", text, "'");
+}
+
+FixedPointScale make_scale(double sigma, ScaleKind kind) {
   require(std::isfinite(sigma) && sigma > 0.0, "scale ratio ", sigma, " must be finite and > 0");
-  if (mode == ScaleMode::Multiplier) return FixedPointScale::from_real(sigma);
+  if (kind == ScaleKind::Multiplier) return FixedPointScale::from_real(sigma);
   int e = 0;
   const double f = std::frexp(sigma, &e);
   require(f == 0.5, "scale ratio ", sigma,
-          " is not a power of two; power-of-two mode needs power-of-two scales"
-          " (or use the multiplier mode)");
+          " is not a power of two; pow2 scales need power-of-two ratios"
+          " (or use multiplier scales)");
   return FixedPointScale::pow2(1 - e);  // sigma = 2^(e-1) = 2^-(1-e)
 }
 

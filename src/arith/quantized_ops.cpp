@@ -1,4 +1,4 @@
-// The seed 000 quantized primitives (fixq/arith.h, Part 3): rescale, add, multiply.
+// The quantized primitives (fixq/arith.h Part 3, docs/spec.md 2.5): rescale, add, multiply.
 #include <cmath>
 
 #include "fixq/arith.h"
@@ -35,11 +35,11 @@ int32_t requantize(int64_t v, const FixedPointScale& scale, int32_t zp_out, IntR
 }
 
 Rescale Rescale::make(double scale_in, int32_t zp_in, double scale_out, int32_t zp_out,
-                      IntRange out, ScaleMode mode) {
+                      IntRange out, ScaleKind kind) {
   check_scale(scale_in, "input");
   check_scale(scale_out, "output");
   check_range(out);
-  return Rescale{make_scale(scale_in / scale_out, mode), zp_in, zp_out, out};
+  return Rescale{make_scale(scale_in / scale_out, kind), zp_in, zp_out, out};
 }
 
 int32_t Rescale::operator()(int32_t q_x) const {
@@ -47,12 +47,12 @@ int32_t Rescale::operator()(int32_t q_x) const {
 }
 
 QuantizedAdd QuantizedAdd::make(double scale_x, int32_t zp_x, double scale_y, int32_t zp_y,
-                                double scale_out, int32_t zp_out, IntRange out, ScaleMode mode) {
+                                double scale_out, int32_t zp_out, IntRange out, ScaleKind kind) {
   check_scale(scale_x, "x");
   check_scale(scale_y, "y");
   check_scale(scale_out, "output");
   check_range(out);
-  return QuantizedAdd{make_scale(scale_x / scale_out, mode), make_scale(scale_y / scale_out, mode),
+  return QuantizedAdd{make_scale(scale_x / scale_out, kind), make_scale(scale_y / scale_out, kind),
                       zp_x, zp_y, zp_out, out};
 }
 
@@ -63,13 +63,13 @@ int32_t QuantizedAdd::operator()(int32_t q_x, int32_t q_y) const {
 }
 
 QuantizedMul QuantizedMul::make(double scale_x, int32_t zp_x, double scale_y, int32_t zp_y,
-                                double scale_out, int32_t zp_out, IntRange out, ScaleMode mode) {
+                                double scale_out, int32_t zp_out, IntRange out, ScaleKind kind) {
   check_scale(scale_x, "x");
   check_scale(scale_y, "y");
   check_scale(scale_out, "output");
   check_range(out);
   // scale_x * scale_y is exact in double for float inputs (24 + 24 significant bits).
-  return QuantizedMul{make_scale(scale_x * scale_y / scale_out, mode), zp_x, zp_y, zp_out, out};
+  return QuantizedMul{make_scale(scale_x * scale_y / scale_out, kind), zp_x, zp_y, zp_out, out};
 }
 
 int32_t QuantizedMul::operator()(int32_t q_x, int32_t q_y) const {

@@ -9,7 +9,6 @@
 
 #include "cli/charlm.h"
 #include "cli/commands.h"
-#include "cli/fake_quant.h"
 #include "compare/timing.h"
 #include "fixq/cpu.h"
 #include "fixq/error.h"
@@ -17,6 +16,7 @@
 #include "fixq/gru_ptq.h"
 #include "fixq/metrics.h"
 #include "fixq/qgru.h"
+#include "fixq/report.h"
 
 namespace fixq::cli {
 
@@ -93,24 +93,25 @@ void torch_rows(const std::string& dir, double float_bpc) {
 
 void weights_table(const std::string& name, const std::vector<float>& w, const Shape& shape) {
   struct Column {
-    const char* title;
+    const char* granularity;
     Granularity g;
     ScaleKind kind;
     int64_t group;
   };
-  const Column cols[] = {{"tensor/float", Granularity::PerTensor, ScaleKind::Float, 0},
-                         {"tensor/pow2", Granularity::PerTensor, ScaleKind::PowerOfTwo, 0},
-                         {"channel/float", Granularity::PerChannel, ScaleKind::Float, 0},
-                         {"channel/pow2", Granularity::PerChannel, ScaleKind::PowerOfTwo, 0},
-                         {"group32/float", Granularity::PerGroup, ScaleKind::Float, 32}};
+  const Column cols[] = {{"tensor", Granularity::PerTensor, ScaleKind::Multiplier, 0},
+                         {"tensor", Granularity::PerTensor, ScaleKind::PowerOfTwo, 0},
+                         {"channel", Granularity::PerChannel, ScaleKind::Multiplier, 0},
+                         {"channel", Granularity::PerChannel, ScaleKind::PowerOfTwo, 0},
+                         {"group32", Granularity::PerGroup, ScaleKind::Multiplier, 32}};
   std::printf("\n  %s %s, symmetric signed, SQNR in dB (higher is better)\n  %4s", name.c_str(), shape_str(shape).c_str(), "bits");
-  for (const Column& c : cols) std::printf(" %14s", c.title);
+  for (const Column& c : cols) std::printf(" %18s", (c.granularity + ("/" + to_string(c.kind))).c_str());
   std::printf("\n");
   for (int bits : {2, 4, 8, 16}) {
     std::printf("  %4d", bits);
     for (const Column& c : cols) {
-      const QuantScheme s = make_scheme(bits, true, Symmetry::Symmetric, c.kind, c.g, c.g == Granularity::PerGroup ? 1 : 0, c.group);
-      std::printf(" %14s", fmt_db(quantization_error(w, shape, params_from_tensor(w.data(), shape, s)).sqnr_db()).c_str());
+      const QuantScheme s =
+          QuantScheme::make(bits, true, Symmetry::Symmetric, c.kind, c.g, c.g == Granularity::PerGroup ? 1 : 0, c.group);
+      std::printf(" %18s", fmt_db(quantization_error(w, shape, params_from_tensor(w.data(), shape, s)).sqnr_db()).c_str());
     }
     std::printf("\n");
   }
@@ -148,13 +149,13 @@ void run(const std::string& dir) {
     CalibMethod method;
   };
   const Config configs[] = {{"fixq int16", true, ScaleKind::PowerOfTwo, CalibMethod::MinMax},
-                            {"fixq int16", true, ScaleKind::Float, CalibMethod::MinMax},
+                            {"fixq int16", true, ScaleKind::Multiplier, CalibMethod::MinMax},
                             {"fixq int8", false, ScaleKind::PowerOfTwo, CalibMethod::MinMax},
                             {"fixq int8", false, ScaleKind::PowerOfTwo, CalibMethod::Ema},
                             {"fixq int8", false, ScaleKind::PowerOfTwo, CalibMethod::Percentile},
                             {"fixq int8", false, ScaleKind::PowerOfTwo, CalibMethod::Mse},
-                            {"fixq int8", false, ScaleKind::Float, CalibMethod::MinMax},
-                            {"fixq int8", false, ScaleKind::Float, CalibMethod::Mse}};
+                            {"fixq int8", false, ScaleKind::Multiplier, CalibMethod::MinMax},
+                            {"fixq int8", false, ScaleKind::Multiplier, CalibMethod::Mse}};
   auto score = [&](const char* name, const char* scales, const std::string& method, const QuantizedGru& model) {
     GruOutput q;
     const double us = 1e6 * bench::median_seconds_per_call([&] { q = model.forward(x.data(), xs); }, 3) / static_cast<double>(T);
@@ -162,7 +163,7 @@ void run(const std::string& dir) {
   };
   for (const Config& c : configs) {
     const GruQuantConfig cfg = c.sixteen ? GruQuantConfig::int16(c.kind) : GruQuantConfig::int8(c.kind);
-    score(c.name, c.kind == ScaleKind::PowerOfTwo ? "pow2" : "multiplier", to_string(c.method),
+    score(c.name, to_string(c.kind).c_str(), to_string(c.method),
           QuantizedGru(lm.gru, calibrate(lm, calib, cfg, c.method)));
   }
   // PTQ+: every post-training step of fixq/gru_ptq.h, the default of `fixq gru quantize`:
@@ -170,10 +171,10 @@ void run(const std::string& dir) {
   GruPtq ptq(lm.gru);
   ptq.observe(calibration_batch(lm, calib).data(), calibration_shape(lm, calib));
   std::vector<QuantizedGru> ptq_models;
-  for (ScaleKind kind : {ScaleKind::PowerOfTwo, ScaleKind::Float}) {
+  for (ScaleKind kind : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier}) {
     const GruPtqResult r = ptq.quantize(GruQuantConfig::int8(kind));
     ptq_models.emplace_back(r.model, r.params);
-    score("fixq int8", kind == ScaleKind::PowerOfTwo ? "pow2" : "multiplier", "PTQ+", ptq_models.back());
+    score("fixq int8", to_string(kind).c_str(), "PTQ+", ptq_models.back());
   }
   const QuantizedGru* sampler = &ptq_models.front();
   // Mixed precision: the fewest 16-bit operators for an output cosine of 0.9999 on the

@@ -3,12 +3,10 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/fake_quant.h"
 #include "cli/progress.h"
 #include "fixq/error.h"
 #include "fixq/gru_ptq.h"
@@ -35,20 +33,15 @@ struct Options {
   double max_bits_cost = 0.0;  // 0: no budget
 };
 
-std::string read_config_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail("--config '", path, "' is neither int8, int16 nor a readable JSON config file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 GruQuantConfig make_config(const Options& o) {
-  require(o.scales == "pow2" || o.scales == "multiplier", "--scales must be pow2 or multiplier, got '", o.scales, "'");
-  const ScaleKind kind = o.scales == "pow2" ? ScaleKind::PowerOfTwo : ScaleKind::Float;
+  const ScaleKind kind = parse_scale_kind(o.scales, "--scales");
   if (o.config == "int8") return GruQuantConfig::int8(kind);
   if (o.config == "int16") return GruQuantConfig::int16(kind);
-  return GruQuantConfig::from_json(read_config_file(o.config));
+  try {
+    return GruQuantConfig::load(o.config);  // neither name: a JSON config file
+  } catch (const IoError& e) {
+    fail_io(e.sys_errno(), "--config '", o.config, "' is neither int8, int16 nor a readable JSON config file");
+  }
 }
 
 // A sequence file: [T, B, C] (or [B, T, C] with --batch-first) float32.
@@ -179,9 +172,9 @@ void quantize_cmd(const Options& o) {
   q.save(o.out);
   if (!o.params_out.empty()) write_text(o.params_out, result.params.to_json(), "--params-out");
   // The scale kind as the config decided it (a JSON config may override --scales).
-  const char* scales = result.params.config.scale_kind == ScaleKind::PowerOfTwo ? "pow2" : "multiplier";
   std::printf("calibrated on %lld sequences (%s, %s scales, ranges %s, rounding %s%s): calibration output cosine %.6f -> %s\n",
-              static_cast<long long>(total), o.auto_bits ? "auto bits" : o.config.c_str(), scales,
+              static_cast<long long>(total), o.auto_bits ? "auto bits" : o.config.c_str(),
+              to_string(result.params.config.scale_kind).c_str(),
               o.method == "auto" ? "per operator by output error" : o.method.c_str(), o.rounding.c_str(),
               o.no_bias_correction ? "" : ", bias correction", result.calib_cosine, o.out.c_str());
 }

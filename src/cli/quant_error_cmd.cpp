@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/fake_quant.h"
 #include "fixq/calib.h"
 #include "fixq/error.h"
 #include "fixq/npy.h"
+#include "fixq/report.h"
 
 namespace fixq::cli {
 
@@ -58,16 +58,17 @@ void run(const Options& o) {
   const Granularity g = parse_granularity(o.granularity);
   const CalibMethod m = parse_calib_method(o.calib);
   // Every bit width first, so that a bad --bits or --calib fails before any output.
+  const ScaleKind kind = o.pow2 ? ScaleKind::PowerOfTwo : ScaleKind::Multiplier;
   std::vector<std::string> lines;
   for (int b : o.bits) {
-    const QuantScheme s = make_scheme(b, !o.is_unsigned, o.symmetric ? Symmetry::Symmetric : Symmetry::Asymmetric,
-                                      o.pow2 ? ScaleKind::PowerOfTwo : ScaleKind::Float, g, o.axis, o.group_size);
+    const QuantScheme s = QuantScheme::make(b, !o.is_unsigned, o.symmetric ? Symmetry::Symmetric : Symmetry::Asymmetric,
+                                            kind, g, o.axis, o.group_size);
     const ErrorStats e = quantization_error(x, shape, calibrated(x, shape, s, m));
     lines.push_back(e.llama_line(s.format.name()) + "\n    " + e.summary());
   }
   std::printf("%s %s: %s %s %s, %s scale, calibration %s\n", o.path.c_str(), shape_str(shape).c_str(),
               o.is_unsigned ? "unsigned" : "signed", o.symmetric ? "symmetric" : "asymmetric",
-              to_string(g).c_str(), o.pow2 ? "power-of-two" : "float", to_string(m).c_str());
+              to_string(g).c_str(), to_string(kind).c_str(), to_string(m).c_str());
   for (const std::string& line : lines) std::printf("%s\n", line.c_str());
 }
 
@@ -80,7 +81,7 @@ void register_quant_error(CLI::App& app) {
   cmd->add_option("--bits", o->bits, "bit widths to try (2..16)")->delimiter(',')->capture_default_str();
   cmd->add_flag("--unsigned", o->is_unsigned, "unsigned integers (default signed)");
   cmd->add_flag("--symmetric", o->symmetric, "symmetric (zero point fixed) instead of asymmetric");
-  cmd->add_flag("--pow2", o->pow2, "power-of-two scales (shifts only) instead of float scales");
+  cmd->add_flag("--pow2", o->pow2, "pow2 scales (powers of two: shifts only) instead of multiplier scales");
   cmd->add_option("--granularity", o->granularity, "tensor, channel, group or token")->capture_default_str();
   cmd->add_option("--axis", o->axis, "channel or group axis (negative counts from the end)")->capture_default_str();
   cmd->add_option("--group-size", o->group_size, "group size along --axis")->capture_default_str();

@@ -124,7 +124,7 @@ std::string describe(const Model& mo) {
     bits += std::string(i ? ", " : "") + to_string(static_cast<GruOp>(i)) + " " + std::to_string(cfg.bits[static_cast<size_t>(i)]);
   return "input " + std::to_string(mo.C) + ", hidden " + std::to_string(mo.H) + ", " + std::to_string(mo.L) + " layer(s), " +
          (mo.D == 2 ? "bidirectional" : "unidirectional") + ", " +
-         (cfg.scale_kind == ScaleKind::PowerOfTwo ? "power-of-two" : "multiplier") + " scales;\n * bits: " + bits;
+         to_string(cfg.scale_kind) + " scales;\n * bits: " + bits;
 }
 
 std::string header_text(const Model& mo, const CExportOptions& o) {
@@ -213,8 +213,8 @@ std::string cell_text(const Model& mo, int c, std::string* init) {
     const size_t up = static_cast<size_t>((layer + 1) * mo.D);
     const QuantParams& hp = mo.m->params.cells[static_cast<size_t>(c)][GruOp::H];
     const QuantParams& nx = mo.m->params.cells[up][GruOp::X];
-    const ScaleMode mode = mo.m->params.config.scale_kind == ScaleKind::PowerOfTwo ? ScaleMode::PowerOfTwo : ScaleMode::Multiplier;
-    const Rescale rs = Rescale::make(hp.scale[0], hp.zero_point[0], nx.scale[0], nx.zero_point[0], mo.m->plans[up].x.range, mode);
+    const ScaleKind kind = mo.m->params.config.scale_kind;
+    const Rescale rs = Rescale::make(hp.scale[0], hp.zero_point[0], nx.scale[0], nx.zero_point[0], mo.m->plans[up].x.range, kind);
     next = scale_init(rs.ratio);
     next_x = op_init(mo.m->plans[up].x);
   }

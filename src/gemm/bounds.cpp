@@ -6,8 +6,6 @@
 
 namespace fixq {
 
-int int_type_bytes(IntType t) { return t == IntType::S16 ? 2 : 1; }
-
 IntRange int_type_range(IntType t) {
   switch (t) {
     case IntType::U8: return {0, 255};

@@ -1,5 +1,5 @@
-// gemm_f32 (seed 001's four epilogues) and gemm_requant (seed 002's fixed-point
-// requantization): exact integer accumulation, then one shared scalar epilogue pass, so
+// gemm_f32 (the four epilogues of vLLM's CUTLASS scaled_mm: Scaled, ScaledBias, Azp,
+// AzpPerToken) and gemm_requant (the fixed-point requantization of docs/spec.md 2.4): exact integer accumulation, then one shared scalar epilogue pass, so
 // every kernel path produces the same bits.
 #include <cmath>
 #include <vector>

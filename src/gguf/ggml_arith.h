@@ -13,35 +13,18 @@
 #include <cstdint>
 #include <limits>
 
+#include "lowp/element.h"
+
 namespace fixq::gguf::detail {
 
 // fp32 -> IEEE binary16 bits, round to nearest even; beyond the range -> +-inf; NaN ->
 // sign | 0x7E00. This is ggml's software conversion (Maratyszcza's FP16), which agrees
-// with F16C's vcvtps2ph (immediate 0) on every non-NaN input.
+// with F16C's vcvtps2ph (immediate 0) on every non-NaN input, and it is exactly fixq's fp16
+// encoder (lowp/element.h, LowpType::Fp16 with Overflow::Default) on all 2^32 inputs, so it
+// is that encoder: one fp16 rounding in the library.
 static inline uint16_t fp32_to_fp16(float f) {
-  const uint32_t w = std::bit_cast<uint32_t>(f);
-  const uint16_t sign = static_cast<uint16_t>((w >> 16) & 0x8000u);
-  const uint32_t a = w & 0x7FFFFFFFu;
-  if (a > 0x7F800000u) return sign | 0x7E00u;
-  // 65520 = 0x477FF000 is the midpoint between 65504 (the largest half, odd mantissa)
-  // and 2^16; it and everything above round to infinity.
-  if (a >= 0x477FF000u) return sign | 0x7C00u;
-  uint32_t mant, shift, base;
-  if (a >= 0x38800000u) {  // >= 2^-14: a normal half
-    mant = (a & 0x7FFFFFu) | 0x800000u;
-    shift = 13;
-    base = ((a >> 23) - 127 + 15 - 1) << 10;  // the implicit bit, added back below, bumps it by one
-  } else {  // a subnormal half (or zero): units of 2^-24
-    const uint32_t e = a >> 23;
-    if (e < 102) return sign;  // below 2^-25: rounds to zero (2^-25 itself is a tie to even 0)
-    mant = (a & 0x7FFFFFu) | 0x800000u;
-    shift = 126 - e;  // 14..24
-    base = 0;
-  }
-  uint32_t q = mant >> shift;
-  const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-  if (rem > half || (rem == half && (q & 1u))) ++q;  // a carry into the exponent is right
-  return static_cast<uint16_t>(sign | (base + q));
+  return static_cast<uint16_t>(
+      lowp_detail::encode_bits<LowpType::Fp16, Overflow::Default>(std::bit_cast<uint32_t>(f)));
 }
 
 // IEEE binary16 bits -> fp32, exact. A NaN comes back quiet with its payload, as F16C's

@@ -1,5 +1,6 @@
 // The float GRU model file (an nn.GRU state_dict in safetensors, with metadata that says
 // what it is), and the front door that tells the files users have apart by their bytes.
+#include <cerrno>
 #include <fstream>
 #include <map>
 #include <string>
@@ -88,7 +89,7 @@ enum class FileKind { Safetensors, Onnx, Gguf, Unknown };
 
 FileKind sniff(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail_load(path, "cannot open it");
+  if (!in) fail_io(errno, "load_gru_float: ", path, ": cannot open it");
   char head[9] = {};
   in.read(head, sizeof head);
   const std::streamsize got = in.gcount();

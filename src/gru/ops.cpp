@@ -1,4 +1,4 @@
-// Names of the GRU operators (seed 000's), for messages, files and command lines.
+// Names of the GRU operators (docs/spec.md 3.2), for messages, files and command lines.
 #include <array>
 #include <string>
 

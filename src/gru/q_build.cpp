@@ -1,4 +1,5 @@
-// build_plan: fixed-point ratios, compensation and bias constants, tables (seed 000 Step 2).
+// build_plan: fixed-point ratios, compensation and bias constants, tables (docs/spec.md
+// section 4).
 #include <cmath>
 #include <deque>
 #include <mutex>
@@ -25,7 +26,7 @@ FixedPointScale ratio(double num, double den, const GruQuantConfig& c, const cha
   if (!(sigma <= FixedPointScale::kMaxReal))
     fail("GRU rescale ", what, ": ratio ", sigma, " of scales exceeds 2^20; the parameters are not usable");
   try {
-    return make_scale(sigma, c.scale_kind == ScaleKind::PowerOfTwo ? ScaleMode::PowerOfTwo : ScaleMode::Multiplier);
+    return make_scale(sigma, c.scale_kind);
   } catch (const Error& e) {
     fail("GRU rescale ", what, ": ", e.what());
   }
@@ -34,7 +35,7 @@ FixedPointScale ratio(double num, double den, const GruQuantConfig& c, const cha
 // A per-channel constant q * sigma in the target's LSBs, rounded half up. Ratios below the
 // multiplier range contribute less than 2^-24 of an LSB (|q| <= 2^15) and so round to 0.
 int32_t constant_term(int32_t q, double sigma, const GruQuantConfig& c, const char* what) {
-  if (sigma < FixedPointScale::kMinReal && c.scale_kind == ScaleKind::Float) return 0;
+  if (sigma < FixedPointScale::kMinReal && c.scale_kind == ScaleKind::Multiplier) return 0;
   const FixedPointScale s = ratio(sigma, 1.0, c, what);
   return static_cast<int32_t>(saturate(s.apply(q), INT32_MIN, INT32_MAX));
 }
@@ -134,7 +135,7 @@ CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_
     c.bias_rhab.push_back(constant_term(q_br[g], pbr.scale[g] / s(GruOp::RhAddBr), config, "br_g"));
     c.bias_g.push_back(constant_term(q_bx[g], pbx.scale[g] / s(GruOp::GPre), config, "bx_g"));
   }
-  // Seed 000 4.2: 1 in z_out's scale, so that 1 - z reuses z_out's parameters.
+  // docs/spec.md 4.3: 1 in z_out's scale, so that 1 - z reuses z_out's parameters.
   // 1 / S_z_out must be an integer that fits with room for the zero point: z_out holds
   // values in [0, 1], so any sane scale is far above 2^-30.
   const double one = round_half_even(1.0 / s(GruOp::ZOut));

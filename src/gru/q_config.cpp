@@ -1,6 +1,10 @@
 // GruQuantConfig: bit widths per operator and the kind of scale; JSON in and out.
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
 #include "fixq/error.h"
 #include "fixq/qgru.h"
 
@@ -18,8 +22,6 @@ GruQuantConfig uniform(int activation_bits, ScaleKind kind) {
   for (int i = 0; i < kGruOpCount; ++i) c.bits[static_cast<size_t>(i)] = is_weight(static_cast<GruOp>(i)) ? 8 : activation_bits;
   return c;
 }
-
-std::string scale_kind_name(ScaleKind k) { return k == ScaleKind::PowerOfTwo ? "pow2" : "multiplier"; }
 
 }  // namespace
 
@@ -48,6 +50,15 @@ GruQuantConfig GruQuantConfig::from_json(const std::string& text) {
   }
 }
 
+GruQuantConfig GruQuantConfig::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail_io(errno, "GRU config ", path, ": cannot open");
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) fail_io(errno, "GRU config ", path, ": read error");
+  return from_json(text.str());
+}
+
 namespace {
 
 GruQuantConfig parse_config(const std::string& text) {
@@ -65,8 +76,7 @@ GruQuantConfig parse_config(const std::string& text) {
   require(version != j.end() && version->is_number_integer() && *version == kConfigVersion,
           "GRU config version must be ", kConfigVersion);
   const std::string scales = j.value("scales", std::string("pow2"));
-  require(scales == "pow2" || scales == "multiplier", "GRU config 'scales' must be pow2 or multiplier, got '", scales, "'");
-  const ScaleKind kind = scales == "pow2" ? ScaleKind::PowerOfTwo : ScaleKind::Float;
+  const ScaleKind kind = parse_scale_kind(scales, "GRU config 'scales'");  // also the older "float"
   const std::string base = j.value("base", std::string("int8"));
   require(base == "int8" || base == "int16", "GRU config 'base' must be int8 or int16, got '", base, "'");
   GruQuantConfig c = base == "int8" ? GruQuantConfig::int8(kind) : GruQuantConfig::int16(kind);
@@ -90,7 +100,7 @@ std::string GruQuantConfig::to_json() const {
   nlohmann::ordered_json j;
   j["version"] = kConfigVersion;
   j["base"] = "int8";
-  j["scales"] = scale_kind_name(scale_kind);
+  j["scales"] = to_string(scale_kind);
   nlohmann::ordered_json b = nlohmann::ordered_json::object();
   for (int i = 0; i < kGruOpCount; ++i) b[to_string(static_cast<GruOp>(i))] = bits[static_cast<size_t>(i)];
   j["bits"] = b;

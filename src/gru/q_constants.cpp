@@ -40,11 +40,11 @@ GruCellConstants QuantizedGru::cell_constants(size_t c) const {
   if (layer > 0) {
     // As run_layers rescales the layer below's outputs (q_forward.cpp, spec 6.4).
     const QuantParams& nx = m.params.cells[layer * static_cast<size_t>(D)][GruOp::X];
-    const ScaleMode mode = m.params.config.scale_kind == ScaleKind::PowerOfTwo ? ScaleMode::PowerOfTwo : ScaleMode::Multiplier;
+    const ScaleKind kind = m.params.config.scale_kind;
     for (int d = 0; d < D; ++d) {
       const QuantParams& hp = m.params.cells[(layer - 1) * static_cast<size_t>(D) + static_cast<size_t>(d)][GruOp::H];
       k.x_from_below.push_back(
-          Rescale::make(hp.scale[0], hp.zero_point[0], nx.scale[0], nx.zero_point[0], m.plans[c].x.range, mode).ratio);
+          Rescale::make(hp.scale[0], hp.zero_point[0], nx.scale[0], nx.zero_point[0], m.plans[c].x.range, kind).ratio);
     }
   }
   return k;

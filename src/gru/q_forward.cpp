@@ -22,8 +22,6 @@ std::vector<int32_t> quantize_weights(const std::vector<float>& w, int64_t rows,
   return q;
 }
 
-size_t bytes(IntType t) { return t == IntType::S16 ? 2 : 1; }
-
 int32_t load_q(const std::vector<char>& v, IntType t, int64_t i) {
   if (t == IntType::S16) {
     int16_t x;
@@ -44,7 +42,7 @@ void store(std::vector<char>& v, IntType t, int64_t i, int32_t x) {
 
 // A float tensor quantized with per-tensor parameters into s8 / s16 storage.
 std::vector<char> quantize_to(const float* x, int64_t n, const QuantParams& p, IntType storage) {
-  std::vector<char> q(static_cast<size_t>(n) * bytes(storage));
+  std::vector<char> q(static_cast<size_t>(n) * static_cast<size_t>(int_type_bytes(storage)));
   if (storage == IntType::S16) {
     quantize(x, Shape{n}, p, reinterpret_cast<int16_t*>(q.data()));
   } else {
@@ -56,7 +54,7 @@ std::vector<char> quantize_to(const float* x, int64_t n, const QuantParams& p, I
 // Every element of q (s8 or s16 storage) set to the integer v: the fill loops run once per
 // forward over T x B x H elements, so they are written per type (vectorisable).
 void fill_q(std::vector<char>& q, IntType t, int64_t n, int32_t v) {
-  q.resize(static_cast<size_t>(n) * bytes(t));
+  q.resize(static_cast<size_t>(n) * static_cast<size_t>(int_type_bytes(t)));
   if (t == IntType::S16) {
     const auto s = static_cast<int16_t>(v);
     for (int64_t i = 0; i < n; ++i) std::memcpy(q.data() + 2 * i, &s, 2);
@@ -169,7 +167,7 @@ std::vector<std::vector<char>> QuantizedGru::Impl::initial_state(const float* h0
         if (!std::isfinite(h[i])) fail("GRU h0 element ", static_cast<int64_t>(c) * B * H + i, " is not finite");
       state.push_back(quantize_to(h, B * H, params.cells[c][GruOp::H], plan.h.storage));
     } else {
-      std::vector<char> q(static_cast<size_t>(B * H) * bytes(plan.h.storage));
+      std::vector<char> q(static_cast<size_t>(B * H) * static_cast<size_t>(int_type_bytes(plan.h.storage)));
       for (int64_t i = 0; i < B * H; ++i) store(q, plan.h.storage, i, plan.h.zp);  // real 0
       state.push_back(std::move(q));
     }
@@ -208,12 +206,12 @@ std::vector<std::vector<char>> QuantizedGru::Impl::run_layers(std::vector<char> 
     const size_t next = static_cast<size_t>((l + 1) * D);
     const CellPlan& np = plans[next];
     const QuantParams& nx = params.cells[next][GruOp::X];
-    std::vector<char> in(static_cast<size_t>(T * B * D * H) * bytes(np.x.storage));
-    const ScaleMode mode = params.config.scale_kind == ScaleKind::PowerOfTwo ? ScaleMode::PowerOfTwo : ScaleMode::Multiplier;
+    std::vector<char> in(static_cast<size_t>(T * B * D * H) * static_cast<size_t>(int_type_bytes(np.x.storage)));
+    const ScaleKind kind = params.config.scale_kind;
     for (int d = 0; d < D; ++d) {
       const size_t c = static_cast<size_t>(l * D + d);
       const QuantParams& hp = params.cells[c][GruOp::H];
-      const Rescale rs = Rescale::make(hp.scale[0], hp.zero_point[0], nx.scale[0], nx.zero_point[0], np.x.range, mode);
+      const Rescale rs = Rescale::make(hp.scale[0], hp.zero_point[0], nx.scale[0], nx.zero_point[0], np.x.range, kind);
       for (int64_t t = 0; t < T; ++t)
         for (int64_t b = 0; b < B; ++b)
           for (int64_t j = 0; j < H; ++j) {

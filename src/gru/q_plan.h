@@ -1,5 +1,6 @@
 // Private: everything the integer loop of one layer direction needs, prepared once from
-// the parameters (seed 000 Step 2: compensation and bias terms precomputed).
+// the parameters (docs/spec.md section 4: ratios, zero-point compensation and bias terms
+// precomputed).
 #pragma once
 
 #include <cstdint>

@@ -34,8 +34,6 @@ void store(void* base, IntType t, int64_t i, int32_t v) {
   }
 }
 
-size_t bytes(IntType t) { return t == IntType::S16 ? 2 : 1; }
-
 // y = sat(R(v) + zp): a requantized GEMM, rows of 3H outputs for the given parameters.
 RequantEpilogue requant_to(const OpQ& out, const std::vector<FixedPointScale>& scale, const int32_t* azp) {
   RequantEpilogue e;
@@ -86,11 +84,11 @@ void run_cell_reference(const CellPlan& p, const void* q_x, int64_t steps, int64
                         const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
   const int64_t H = p.hidden_size, C = p.input_size, H3 = 3 * H;
   // Wx for every step at once (seed Step 1), compensated for x's zero point.
-  std::vector<char> wx(static_cast<size_t>(steps * batch * H3) * bytes(p.wx.storage));
+  std::vector<char> wx(static_cast<size_t>(steps * batch * H3) * static_cast<size_t>(int_type_bytes(p.wx.storage)));
   if (steps * batch > 0)
     gemm_requant(MatrixView{p.x.storage, q_x, steps * batch, C, C}, p.w, requant_to(p.wx, p.wx_scale, &p.x.zp),
                  wx.data(), H3);
-  std::vector<char> rh(static_cast<size_t>(batch * H3) * bytes(p.rh.storage));
+  std::vector<char> rh(static_cast<size_t>(batch * H3) * static_cast<size_t>(int_type_bytes(p.rh.storage)));
   const RequantEpilogue rh_epilogue = requant_to(p.rh, p.rh_scale, &p.h.zp);
   auto length = [&](int64_t b) { return lengths.empty() ? steps : lengths[static_cast<size_t>(b)]; };
   const CellRefs refs(p);
@@ -101,8 +99,8 @@ void run_cell_reference(const CellPlan& p, const void* q_x, int64_t steps, int64
       const int64_t len = length(b);
       if (i >= len) continue;  // padding: not computed, output untouched
       const int64_t t = reverse ? len - 1 - i : i;
-      const char* wx_row = wx.data() + static_cast<size_t>((t * batch + b) * H3) * bytes(p.wx.storage);
-      const char* rh_row = rh.data() + static_cast<size_t>(b * H3) * bytes(p.rh.storage);
+      const char* wx_row = wx.data() + static_cast<size_t>((t * batch + b) * H3) * static_cast<size_t>(int_type_bytes(p.wx.storage));
+      const char* rh_row = rh.data() + static_cast<size_t>(b * H3) * static_cast<size_t>(int_type_bytes(p.rh.storage));
       for (int64_t j = 0; j < H; ++j) {
         const int32_t h_old = load(q_h, p.h.storage, b * H + j);
         store(q_y, p.h.storage, (t * batch + b) * H + j, update_unit(refs, j, wx_row, rh_row, h_old));

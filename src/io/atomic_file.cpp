@@ -12,14 +12,6 @@
 #include "fixq/error.h"
 
 namespace fixq {
-namespace {
-
-template <class... Args>
-[[noreturn]] void fail_file(const char* what, const std::string& path, const Args&... reason) {
-  fail(what, ": ", path, ": ", reason...);
-}
-
-}  // namespace
 
 AtomicFileWriter::AtomicFileWriter(const std::string& target, const char* what) : target_(target), what_(what) {
   static std::atomic<unsigned> counter{0};
@@ -32,9 +24,9 @@ AtomicFileWriter::AtomicFileWriter(const std::string& target, const char* what) 
     path_ = (dir / name).string();
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd_ < 0 && errno != EEXIST && errno != EINTR)
-      fail_file(what_, target_, "cannot create a temporary file in its directory: ", std::strerror(errno));
+      fail_io(errno, what_, ": ", target_, ": cannot create a temporary file in its directory");
   }
-  if (fd_ < 0) fail_file(what_, target_, "cannot find a free temporary file name");
+  if (fd_ < 0) fail_io(EEXIST, what_, ": ", target_, ": cannot find a free temporary file name");
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
@@ -47,7 +39,7 @@ void AtomicFileWriter::write(const void* data, std::size_t n) {
   while (n > 0) {
     const ssize_t put = ::write(fd_, p, n);
     if (put < 0 && errno == EINTR) continue;
-    if (put < 0) fail_file(what_, target_, "write failed: ", std::strerror(errno));
+    if (put < 0) fail_io(errno, what_, ": ", target_, ": write failed");
     p += put;
     n -= static_cast<std::size_t>(put);
   }
@@ -55,12 +47,12 @@ void AtomicFileWriter::write(const void* data, std::size_t n) {
 
 // Makes the bytes durable, then atomically puts the file in the target's place.
 void AtomicFileWriter::commit() {
-  if (::fsync(fd_) != 0) fail_file(what_, target_, "fsync failed: ", std::strerror(errno));
+  if (::fsync(fd_) != 0) fail_io(errno, what_, ": ", target_, ": fsync failed");
   const int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0) fail_file(what_, target_, "close failed: ", std::strerror(errno));
+  if (::close(fd) != 0) fail_io(errno, what_, ": ", target_, ": close failed");
   if (::rename(path_.c_str(), target_.c_str()) != 0)
-    fail_file(what_, target_, "cannot rename the temporary file over it: ", std::strerror(errno));
+    fail_io(errno, what_, ": ", target_, ": cannot rename the temporary file over it");
   committed_ = true;
 }
 

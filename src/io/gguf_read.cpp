@@ -38,7 +38,7 @@ void pread_exact(const std::string& path, int fd, void* dst, uint64_t n, uint64_
   while (n > 0) {
     const ssize_t got = ::pread(fd, p, n, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) fail_file(path, "read error: ", std::strerror(errno));
+    if (got < 0) fail_io(errno, "gguf: ", path, ": read error");
     if (got == 0) fail_file(path, "truncated: the file ended while reading it");
     p += got;
     n -= static_cast<uint64_t>(got);
@@ -200,10 +200,10 @@ TensorInfo make_info(const std::string& path, std::string name, const std::vecto
 File::File(const std::string& path) : path_(path) {
   do fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   while (fd_ < 0 && errno == EINTR);
-  if (fd_ < 0) fail_file(path, "cannot open: ", std::strerror(errno));
+  if (fd_ < 0) fail_io(errno, "gguf: ", path, ": cannot open");
   try {
     struct stat st {};
-    if (::fstat(fd_, &st) != 0) fail_file(path, "cannot stat: ", std::strerror(errno));
+    if (::fstat(fd_, &st) != 0) fail_io(errno, "gguf: ", path, ": cannot stat");
     if (!S_ISREG(st.st_mode)) fail_file(path, "not a regular file");
     const auto size = static_cast<uint64_t>(st.st_size);
     HeaderReader in(path, fd_, size);

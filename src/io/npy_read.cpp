@@ -38,9 +38,9 @@ class InputFile {
   explicit InputFile(const std::string& path) : path_(path) {
     do fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     while (fd_ < 0 && errno == EINTR);
-    if (fd_ < 0) fail_file(path, "cannot open: ", std::strerror(errno));
+    if (fd_ < 0) fail_io(errno, "load_npy: ", path, ": cannot open");
     struct stat st {};
-    if (::fstat(fd_, &st) != 0) fail_file(path, "cannot stat: ", std::strerror(errno));
+    if (::fstat(fd_, &st) != 0) fail_io(errno, "load_npy: ", path, ": cannot stat");
     if (!S_ISREG(st.st_mode)) fail_file(path, "not a regular file");
     size_ = static_cast<uint64_t>(st.st_size);
   }
@@ -57,7 +57,7 @@ class InputFile {
     while (n > 0) {
       const ssize_t got = ::read(fd_, p, n);
       if (got < 0 && errno == EINTR) continue;
-      if (got < 0) fail_file(path_, "read error: ", std::strerror(errno));
+      if (got < 0) fail_io(errno, "load_npy: ", path_, ": read error");
       if (got == 0) fail_file(path_, "truncated: the file ended while reading it");
       p += got;
       n -= static_cast<uint64_t>(got);

@@ -2,6 +2,7 @@
 #include "fixq/packed_file.h"
 
 #include <bit>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -72,14 +73,14 @@ void save_packed(const std::string& path, const PackedTensor& t) {
 
 PackedTensor load_packed(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) fail("load_packed: ", path, ": cannot open the file");
+  if (!in) fail_io(errno, "load_packed: ", path, ": cannot open the file");
   const auto size = static_cast<uint64_t>(in.tellg());
   in.seekg(0);
   // The header is at most 8 + 4 + 64 + 4 + 32 * 8 + 8 bytes; read that much (or less).
   const uint64_t max_header = 8 + 4 + kMaxName + 4 + uint64_t{kMaxRank} * 8 + 8;
   std::vector<char> head(static_cast<size_t>(std::min(size, max_header)));
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  if (!in) fail("load_packed: ", path, ": read failed");
+  if (!in) fail_io(errno, "load_packed: ", path, ": read failed");
   Cursor c(path, head);
   if (c.bytes(sizeof kMagic, "magic") != std::string(kMagic, sizeof kMagic))
     fail("load_packed: ", path, ": not a fixq packed tensor (bad magic or version)");
@@ -105,7 +106,7 @@ PackedTensor load_packed(const std::string& path) {
   t.payload.resize(static_cast<size_t>(payload));
   in.seekg(static_cast<std::streamoff>(c.pos()));
   in.read(reinterpret_cast<char*>(t.payload.data()), static_cast<std::streamsize>(payload));
-  if (!in) fail("load_packed: ", path, ": read failed");
+  if (!in) fail_io(errno, "load_packed: ", path, ": read failed");
   return t;
 }
 

@@ -37,7 +37,7 @@ void pread_exact(const std::string& path, int fd, void* dst, uint64_t n, uint64_
   while (n > 0) {
     const ssize_t got = ::pread(fd, p, n, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) fail_file(path, "read error: ", std::strerror(errno));
+    if (got < 0) fail_io(errno, "safetensors: ", path, ": read error");
     if (got == 0) fail_file(path, "truncated: the file ended while reading it");
     p += got;
     n -= static_cast<uint64_t>(got);
@@ -67,11 +67,11 @@ float bfloat16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<ui
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   do fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   while (fd_ < 0 && errno == EINTR);
-  if (fd_ < 0) fail_file(path, "cannot open: ", std::strerror(errno));
+  if (fd_ < 0) fail_io(errno, "safetensors: ", path, ": cannot open");
   // The constructor body owns fd_ until it completes: close it on the way out of a throw.
   try {
     struct stat st {};
-    if (::fstat(fd_, &st) != 0) fail_file(path, "cannot stat: ", std::strerror(errno));
+    if (::fstat(fd_, &st) != 0) fail_io(errno, "safetensors: ", path, ": cannot stat");
     if (!S_ISREG(st.st_mode)) fail_file(path, "not a regular file");
     const auto size = static_cast<uint64_t>(st.st_size);
     if (size < 8)

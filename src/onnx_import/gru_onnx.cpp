@@ -45,7 +45,7 @@ std::string read_file(const std::string& path) {
   int fd;
   do fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   while (fd < 0 && errno == EINTR);
-  if (fd < 0) fail_load(path, "cannot open: ", std::strerror(errno));
+  if (fd < 0) fail_io(errno, "load_gru_onnx: ", path, ": cannot open");
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -62,8 +62,10 @@ std::string read_file(const std::string& path) {
     const ssize_t got = ::pread(fd, bytes.data() + done, size - done, static_cast<off_t>(done));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
+      const int err = got < 0 ? errno : 0;  // before close() can change errno
       ::close(fd);
-      fail_load(path, "read error: ", got < 0 ? std::strerror(errno) : "the file shrank while reading it");
+      if (err != 0) fail_io(err, "load_gru_onnx: ", path, ": read error");
+      fail_io(0, "load_gru_onnx: ", path, ": read error: the file shrank while reading it");
     }
     done += static_cast<uint64_t>(got);
   }

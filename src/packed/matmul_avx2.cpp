@@ -1,8 +1,9 @@
-// The AVX2 + FMA weight-only matmul kernel (seed 003's w248a16 idea on a CPU). Codes are
-// unpacked with a shift and a mask, the zero point subtracted in int32 and the difference
-// converted to float (exact); per group and column the sum of x[k] * (q - z) runs in row
-// order, then one FMA adds sum * scale to y, group after group: the scalar kernel's order,
-// so fixq/packed.h's error bound holds (FMA only removes roundings). Two schedules:
+// The AVX2 + FMA weight-only matmul kernel (the 2/4/8-bit-weight, 16-bit-activation GEMM of
+// GPTQ-style kernels, on a CPU). Codes are unpacked with a shift and a mask, the zero point
+// subtracted in int32 and the difference converted to float (exact); per group and column
+// the sum of x[k] * (q - z) runs in row order, then one FMA adds sum * scale to y, group
+// after group: the scalar kernel's order, so fixq/packed.h's error bound holds (FMA only
+// removes roundings). Two schedules:
 //   M < 8:  each packed word row is loaded once and unpacked in registers for one row of x
 //           against a whole 32-column panel (four accumulators: enough independent FMA
 //           chains at M = 1, where reading 8x fewer bytes than float32 is the point) or up

@@ -1,4 +1,4 @@
-// Quantization parameters from calibrated ranges (seed 003), never clipping the range.
+// Quantization parameters from calibrated ranges (docs/spec.md 3.3), never clipping the range.
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -21,7 +21,6 @@ void IntFormat::validate() const {
 std::string IntFormat::name() const { return (is_signed ? "int" : "uint") + std::to_string(bits); }
 
 std::string to_string(Symmetry s) { return s == Symmetry::Symmetric ? "symmetric" : "asymmetric"; }
-std::string to_string(ScaleKind k) { return k == ScaleKind::Float ? "float" : "pow2"; }
 std::string to_string(Granularity g) {
   switch (g) {
     case Granularity::PerTensor: return "per-tensor";
@@ -30,6 +29,19 @@ std::string to_string(Granularity g) {
     case Granularity::PerToken: return "per-token";
   }
   return "unknown";
+}
+
+QuantScheme QuantScheme::make(int bits, bool is_signed, Symmetry symmetry, ScaleKind scale_kind,
+                              Granularity granularity, int axis, int64_t group_size) {
+  QuantScheme s;
+  s.format = IntFormat::make(bits, is_signed);
+  s.symmetry = symmetry;
+  s.scale_kind = scale_kind;
+  s.granularity = granularity;
+  s.axis = axis;
+  s.group_size = group_size;
+  s.validate();
+  return s;
 }
 
 int32_t QuantScheme::symmetric_zero_point() const { return format.is_signed ? 0 : 1 << (format.bits - 1); }

@@ -120,14 +120,32 @@ TEST(FixedPointScale, FromRealIsNormalizedAndWithinHalfUnit) {
   EXPECT_EQ(s.shift, 30);
 }
 
+// One spelling per kind of scale, written back exactly as read; the earlier spellings that
+// saved configurations and scripts may hold still read as the same kind.
+TEST(ScaleKind, OneSpellingAndItsAliases) {
+  for (ScaleKind k : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier}) EXPECT_EQ(parse_scale_kind(to_string(k)), k);
+  EXPECT_EQ(to_string(ScaleKind::PowerOfTwo), "pow2");
+  EXPECT_EQ(to_string(ScaleKind::Multiplier), "multiplier");
+  EXPECT_EQ(parse_scale_kind("float"), ScaleKind::Multiplier);
+  EXPECT_EQ(parse_scale_kind("power-of-two"), ScaleKind::PowerOfTwo);
+  for (const char* bad : {"", "Pow2", "floats", "mult", "pow2 "}) {
+    try {
+      parse_scale_kind(bad, "--scales");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("--scales must be pow2 or multiplier, got '") + bad + "'");
+    }
+  }
+}
+
 TEST(FixedPointScale, RejectsOutOfRange) {
   for (double bad : {0.0, -1.0, std::ldexp(1.0, -41), std::ldexp(1.0, 21), std::nan(""), std::numeric_limits<double>::infinity()})
     EXPECT_THROW(FixedPointScale::from_real(bad), Error) << bad;
   EXPECT_THROW(FixedPointScale::pow2(127), Error);
   EXPECT_THROW(FixedPointScale::pow2(-63), Error);
-  EXPECT_THROW(make_scale(0.3, ScaleMode::PowerOfTwo), Error);
-  EXPECT_EQ(make_scale(0.25, ScaleMode::PowerOfTwo), FixedPointScale::pow2(2));
-  EXPECT_EQ(make_scale(8.0, ScaleMode::PowerOfTwo), FixedPointScale::pow2(-3));
+  EXPECT_THROW(make_scale(0.3, ScaleKind::PowerOfTwo), Error);
+  EXPECT_EQ(make_scale(0.25, ScaleKind::PowerOfTwo), FixedPointScale::pow2(2));
+  EXPECT_EQ(make_scale(8.0, ScaleKind::PowerOfTwo), FixedPointScale::pow2(-3));
   try {
     FixedPointScale::from_real(1e9);
     FAIL();

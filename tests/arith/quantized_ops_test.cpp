@@ -1,4 +1,4 @@
-// Seed 000's quantized primitives (rescale, add, multiply) against exact rational oracles.
+// The quantized primitives (rescale, add, multiply; docs/spec.md 2.5) against exact rational oracles.
 //
 // With power-of-two scales every ratio is exact, so the integer result must equal the
 // real formula rounded half up, exactly. With multipliers, the result must equal the
@@ -36,7 +36,7 @@ TEST(Rescale, PowerOfTwoIsExactRoundHalfUp) {
     const int ex = static_cast<int>(rng() % 20), ey = static_cast<int>(rng() % 20);
     const int32_t zx = static_cast<int32_t>(rng() % 256) - 128, zy = static_cast<int32_t>(rng() % 256) - 128;
     const IntRange out = (i & 1) ? out8 : out16;
-    const Rescale r = Rescale::make(std::ldexp(1.0, -ex), zx, std::ldexp(1.0, -ey), zy, out, ScaleMode::PowerOfTwo);
+    const Rescale r = Rescale::make(std::ldexp(1.0, -ex), zx, std::ldexp(1.0, -ey), zy, out, ScaleKind::PowerOfTwo);
     const int32_t qx = static_cast<int32_t>(rng() % 65536) - 32768;
     // q_y = (q_x - Z_x) * 2^-ex / 2^-ey + Z_y = (q_x - Z_x) / 2^(ex-ey) + Z_y
     const int64_t want = round_half_up_pow2(int128{qx} - zx, ex - ey) + zy;
@@ -51,7 +51,7 @@ TEST(Rescale, MultiplierWithinBoundOfRealFormula) {
   for (int i = 0; i < 500'000; ++i) {
     const double sx = std::exp2(ls(rng)), sy = std::exp2(ls(rng));
     const int32_t zx = static_cast<int32_t>(rng() % 200) - 100, zy = static_cast<int32_t>(rng() % 200) - 100;
-    const Rescale r = Rescale::make(sx, zx, sy, zy, out, ScaleMode::Multiplier);
+    const Rescale r = Rescale::make(sx, zx, sy, zy, out, ScaleKind::Multiplier);
     const int32_t qx = static_cast<int32_t>(rng() % 65536) - 32768;
     // Exact against the (m, shift) definition...
     const int64_t def = round_half_up_pow2(int128{int64_t{qx} - zx} * r.ratio.m, r.ratio.shift) + zy;
@@ -73,7 +73,7 @@ TEST(QuantizedAdd, PowerOfTwoTermsRoundedThenSummed) {
     const int32_t zx = static_cast<int32_t>(rng() % 256) - 128, zy = static_cast<int32_t>(rng() % 256) - 128,
                   zz = static_cast<int32_t>(rng() % 256) - 128;
     const QuantizedAdd add = QuantizedAdd::make(std::ldexp(1.0, -ex), zx, std::ldexp(1.0, -ey), zy,
-                                                std::ldexp(1.0, -ez), zz, out, ScaleMode::PowerOfTwo);
+                                                std::ldexp(1.0, -ez), zz, out, ScaleKind::PowerOfTwo);
     const int32_t qx = static_cast<int32_t>(rng() % 65536) - 32768, qy = static_cast<int32_t>(rng() % 65536) - 32768;
     const int64_t tx = round_half_up_pow2(int128{qx} - zx, ex - ez);
     const int64_t ty = round_half_up_pow2(int128{qy} - zy, ey - ez);
@@ -95,7 +95,7 @@ TEST(QuantizedMul, PowerOfTwoIsExactRoundHalfUpOfProduct) {
     const int32_t zx = static_cast<int32_t>(rng() % 256) - 128, zy = static_cast<int32_t>(rng() % 256) - 128,
                   zz = static_cast<int32_t>(rng() % 256) - 128;
     const QuantizedMul mul = QuantizedMul::make(std::ldexp(1.0, -ex), zx, std::ldexp(1.0, -ey), zy,
-                                                std::ldexp(1.0, -ez), zz, out, ScaleMode::PowerOfTwo);
+                                                std::ldexp(1.0, -ez), zz, out, ScaleKind::PowerOfTwo);
     const int32_t qx = static_cast<int32_t>(rng() % 65536) - 32768, qy = static_cast<int32_t>(rng() % 65536) - 32768;
     // S_x S_y / S_z = 2^(ez - ex - ey)
     const int64_t want = round_half_up_pow2((int128{qx} - zx) * (int128{qy} - zy), ex + ey - ez) + zz;
@@ -105,7 +105,7 @@ TEST(QuantizedMul, PowerOfTwoIsExactRoundHalfUpOfProduct) {
 
 TEST(QuantizedMul, MultiplierMatchesDefinitionAtExtremes) {
   const IntRange out{-32768, 32767};
-  const QuantizedMul mul = QuantizedMul::make(0.01, -32768, 0.02, 32767, 0.003, 5, out, ScaleMode::Multiplier);
+  const QuantizedMul mul = QuantizedMul::make(0.01, -32768, 0.02, 32767, 0.003, 5, out, ScaleKind::Multiplier);
   for (int32_t qx : {-32768, 32767, 0}) {
     for (int32_t qy : {-32768, 32767, 0}) {
       const int128 p = (int128{qx} + 32768) * (int128{qy} - 32767);
@@ -117,13 +117,13 @@ TEST(QuantizedMul, MultiplierMatchesDefinitionAtExtremes) {
 
 TEST(QuantizedOps, RejectBadParameters) {
   const IntRange out{-128, 127};
-  EXPECT_THROW(Rescale::make(0.1, 0, 0.3, 0, out, ScaleMode::PowerOfTwo), Error);  // ratio not 2^k
-  EXPECT_THROW(Rescale::make(0.0, 0, 0.3, 0, out, ScaleMode::Multiplier), Error);
-  EXPECT_THROW(Rescale::make(0.1, 0, std::nan(""), 0, out, ScaleMode::Multiplier), Error);
-  EXPECT_THROW(Rescale::make(1e-20, 0, 1.0, 0, out, ScaleMode::Multiplier), Error);  // ratio < 2^-40
-  EXPECT_THROW(Rescale::make(0.5, 0, 1.0, 0, IntRange{5, 4}, ScaleMode::Multiplier), Error);
-  EXPECT_THROW(QuantizedAdd::make(0.5, 0, -1.0, 0, 1.0, 0, out, ScaleMode::Multiplier), Error);
-  EXPECT_THROW(QuantizedMul::make(0.5, 0, 0.5, 0, 0.3, 0, out, ScaleMode::PowerOfTwo), Error);
+  EXPECT_THROW(Rescale::make(0.1, 0, 0.3, 0, out, ScaleKind::PowerOfTwo), Error);  // ratio not 2^k
+  EXPECT_THROW(Rescale::make(0.0, 0, 0.3, 0, out, ScaleKind::Multiplier), Error);
+  EXPECT_THROW(Rescale::make(0.1, 0, std::nan(""), 0, out, ScaleKind::Multiplier), Error);
+  EXPECT_THROW(Rescale::make(1e-20, 0, 1.0, 0, out, ScaleKind::Multiplier), Error);  // ratio < 2^-40
+  EXPECT_THROW(Rescale::make(0.5, 0, 1.0, 0, IntRange{5, 4}, ScaleKind::Multiplier), Error);
+  EXPECT_THROW(QuantizedAdd::make(0.5, 0, -1.0, 0, 1.0, 0, out, ScaleKind::Multiplier), Error);
+  EXPECT_THROW(QuantizedMul::make(0.5, 0, 0.5, 0, 0.3, 0, out, ScaleKind::PowerOfTwo), Error);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ TEST(ExpectedError, MatchesNumericIntegrationWithQuantizeValue) {
     QuantScheme s;
     s.format = IntFormat::make(2 + trial % 7, trial % 3 != 0);
     s.symmetry = trial % 2 ? Symmetry::Symmetric : Symmetry::Asymmetric;
-    s.scale_kind = trial % 4 < 2 ? ScaleKind::Float : ScaleKind::PowerOfTwo;
+    s.scale_kind = trial % 4 < 2 ? ScaleKind::Multiplier : ScaleKind::PowerOfTwo;
     const float a = static_cast<float>(std::min(-0.01, u(rng) * 3)),
                 b = static_cast<float>(std::max(0.01, u(rng) * 3));
     const QuantParams p = one_slot(s, {a, b});

@@ -170,8 +170,8 @@ TEST(EmaObserver, MatchesRecurrenceOtherDecays) {
   check_ema(0.1, 1, 10, 4);
 }
 
-TEST(EmaObserver, DefaultDecayIsSeed000Rule) {
-  // Seed 000: min = 0.9 * min_old + 0.1 * min_cur, one update per time step.
+TEST(EmaObserver, DefaultDecayIsTheSpecRule) {
+  // docs/spec.md 3.4: min = 0.9 * min_old + 0.1 * min_cur, one update per time step.
   ObserverConfig cfg;
   cfg.method = CalibMethod::Ema;
   Observer obs(cfg);

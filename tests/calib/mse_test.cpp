@@ -71,14 +71,6 @@ std::vector<float> skewed(size_t n, uint64_t seed) {
   return v;
 }
 
-QuantScheme scheme(int bits, bool is_signed, Symmetry sym, ScaleKind kind = ScaleKind::Float) {
-  QuantScheme s;
-  s.format = IntFormat::make(bits, is_signed);
-  s.symmetry = sym;
-  s.scale_kind = kind;
-  return s;
-}
-
 struct Dataset {
   std::string name;
   std::vector<float> x;
@@ -139,12 +131,12 @@ void check_against_brute_force(const std::vector<QuantScheme>& schemes, size_t n
 }
 
 TEST(MseObserver, FloatSymmetricCloseToBruteForceOnRawData) {
-  check_against_brute_force({scheme(8, true, Symmetry::Symmetric), scheme(4, true, Symmetry::Symmetric)},
+  check_against_brute_force({QuantScheme::make(8, true, Symmetry::Symmetric), QuantScheme::make(4, true, Symmetry::Symmetric)},
                             10000);
 }
 
 TEST(MseObserver, FloatAsymmetricCloseToBruteForceOnRawData) {
-  check_against_brute_force({scheme(8, false, Symmetry::Asymmetric), scheme(4, true, Symmetry::Asymmetric)},
+  check_against_brute_force({QuantScheme::make(8, false, Symmetry::Asymmetric), QuantScheme::make(4, true, Symmetry::Asymmetric)},
                             2000);
 }
 
@@ -154,10 +146,10 @@ TEST(MseObserver, HeavyTailsBeatMinMax) {
   // gain at 4 bits, a smaller one at 6 bits, and a loss at 8 bits, where the step is fine
   // already and Mse must then simply not lose to MinMax.
   const std::vector<float> x = laplace(20000, 4, 2, 60.0f);
-  for (ScaleKind kind : {ScaleKind::Float, ScaleKind::PowerOfTwo})
+  for (ScaleKind kind : {ScaleKind::Multiplier, ScaleKind::PowerOfTwo})
     for (Symmetry sym : {Symmetry::Symmetric, Symmetry::Asymmetric})
       for (int bits : {4, 6, 8}) {
-        const QuantScheme s = scheme(bits, true, sym, kind);
+        const QuantScheme s = QuantScheme::make(bits, true, sym, kind);
         const double mse = raw_mse(x, s, observed(x, s, CalibMethod::Mse, 4000));
         const double minmax = raw_mse(x, s, observed(x, s, CalibMethod::MinMax, 4000));
         const std::string what = s.format.name() + " " + to_string(sym) + " " + to_string(kind);
@@ -199,10 +191,10 @@ TEST(MseObserver, PowerOfTwoExponentEqualsExhaustiveSearch) {
   const std::vector<Dataset> data = {{"gaussian", gaussian(1500, 5)},
                                      {"laplace+outliers", laplace(1500, 6, 3, 30.0f)},
                                      {"skewed", skewed(1500, 7)}};
-  const std::vector<QuantScheme> schemes = {scheme(8, true, Symmetry::Symmetric, ScaleKind::PowerOfTwo),
-                                            scheme(4, false, Symmetry::Symmetric, ScaleKind::PowerOfTwo),
-                                            scheme(6, true, Symmetry::Asymmetric, ScaleKind::PowerOfTwo),
-                                            scheme(4, false, Symmetry::Asymmetric, ScaleKind::PowerOfTwo)};
+  const std::vector<QuantScheme> schemes = {QuantScheme::make(8, true, Symmetry::Symmetric, ScaleKind::PowerOfTwo),
+                                            QuantScheme::make(4, false, Symmetry::Symmetric, ScaleKind::PowerOfTwo),
+                                            QuantScheme::make(6, true, Symmetry::Asymmetric, ScaleKind::PowerOfTwo),
+                                            QuantScheme::make(4, false, Symmetry::Asymmetric, ScaleKind::PowerOfTwo)};
   for (const Dataset& d : data)
     for (const QuantScheme& s : schemes) {
       const std::string what = d.name + " " + s.format.name() + " " + to_string(s.symmetry);
@@ -219,7 +211,7 @@ TEST(MseObserver, PowerOfTwoExponentEqualsExhaustiveSearch) {
 
 TEST(MseObserver, PowerOfTwoInt8AsymmetricEqualsExhaustiveSearch) {
   const std::vector<float> x = skewed(1000, 8);
-  const QuantScheme s = scheme(8, true, Symmetry::Asymmetric, ScaleKind::PowerOfTwo);
+  const QuantScheme s = QuantScheme::make(8, true, Symmetry::Asymmetric, ScaleKind::PowerOfTwo);
   const Range r = observed(x, s, CalibMethod::Mse);
   EXPECT_EQ(one_slot(s, r).exponent[0], brute_force_exponent(x, s));
 }
@@ -227,7 +219,7 @@ TEST(MseObserver, PowerOfTwoInt8AsymmetricEqualsExhaustiveSearch) {
 TEST(MseObserver, StreamedAgreesWithOneBatch) {
   const std::vector<float> x = laplace(20000, 9);
   for (Symmetry sym : {Symmetry::Symmetric, Symmetry::Asymmetric}) {
-    const QuantScheme s = scheme(4, true, sym);
+    const QuantScheme s = QuantScheme::make(4, true, sym);
     const double one = raw_mse(x, s, observed(x, s, CalibMethod::Mse, x.size()));
     const double many = raw_mse(x, s, observed(x, s, CalibMethod::Mse, 250));
     EXPECT_NEAR(many, one, 0.02 * one) << to_string(sym);
@@ -246,7 +238,7 @@ TEST(MseObserver, PerChannelMiddleAxisScalesByPowersOfTwo) {
         x[static_cast<size_t>((o * channels + c) * inner + i)] =
             std::ldexp(base[static_cast<size_t>(o * inner + i)], static_cast<int>(c));
   for (const QuantScheme& target :
-       {scheme(8, true, Symmetry::Asymmetric), scheme(4, true, Symmetry::Symmetric, ScaleKind::PowerOfTwo)}) {
+       {QuantScheme::make(8, true, Symmetry::Asymmetric), QuantScheme::make(4, true, Symmetry::Symmetric, ScaleKind::PowerOfTwo)}) {
     QuantScheme s = target;
     s.granularity = Granularity::PerChannel;
     s.axis = 1;

@@ -1,6 +1,6 @@
 // The float GRU without torch: streaming equals whole sequences, per-sequence lengths
 // behave like running each item alone, batch_first is a relayout, the tap reports every
-// operator in the documented order with values that satisfy seed 000's formulas, and bad
+// operator in the documented order with values that satisfy Haste's formulas, and bad
 // inputs are refused.
 #include <gtest/gtest.h>
 
@@ -136,7 +136,7 @@ float sigmoid(float v) { return gru_float::sigmoid_f32(gru_float::ScalarOps{}, v
 float tanh_fixq(float v) { return gru_float::tanh_f32(gru_float::ScalarOps{}, v); }
 
 // The tap of a 2-layer bidirectional run with lengths: the calls come in the documented
-// order with [B', n] shapes of the running items, and the values obey seed 000's formulas
+// order with [B', n] shapes of the running items, and the values obey Haste's formulas
 // exactly (the float operations and summation order of fixq/gru.h), chained from x and h0
 // to y and h_n.
 TEST(GruTap, ReportsEveryOperatorInOrderWithConsistentValues) {

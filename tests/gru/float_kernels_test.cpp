@@ -230,7 +230,7 @@ TEST(FloatKernels, CalibrationGivesTheSameFixqBytesOnEveryPath) {
   const GruModel m = gru_test::torch_init_model(24, 40, 2, true, 81, 2.0f);
   const std::vector<float> x = random_values(sz(12 * 3 * 24), 82, 2.0f);
   for (const CalibMethod method : {CalibMethod::MinMax, CalibMethod::Percentile}) {
-    for (const ScaleKind scales : {ScaleKind::Float, ScaleKind::PowerOfTwo}) {
+    for (const ScaleKind scales : {ScaleKind::Multiplier, ScaleKind::PowerOfTwo}) {
       std::string ref_json, ref_bytes;
       for (const test::KernelPath& p : test::kernel_paths()) {
         test::PathScope scope(p);

@@ -166,7 +166,7 @@ TEST(GruPtq, RoundedWeightsLieOnTheirGridAndBiasesAreCorrectedByTheInputMean) {
   o.bias_correction = true;
   GruPtq ptq(model, o);
   ptq.observe(x.data(), {T, B, C});
-  const GruQuantConfig cfg = GruQuantConfig::int8(ScaleKind::Float);
+  const GruQuantConfig cfg = GruQuantConfig::int8(ScaleKind::Multiplier);
   const GruPtqResult r = ptq.quantize(cfg);
   const GruCell &orig = model.cells[0], &got = r.model.cells[0];
   const QuantParams& pw = r.params.cells[0][GruOp::W];
@@ -205,7 +205,7 @@ TEST(GruPtq, RangeSearchBeatsEveryUniformMethodOnTheCalibrationData) {
   const int64_t C = 4, H = 12, T = 40, B = 3;
   const GruModel model = torch_init_model(C, H, 2, false, 41, 3.0f);
   const std::vector<float> x = inputs(T, B, C, 42);
-  for (ScaleKind kind : {ScaleKind::PowerOfTwo, ScaleKind::Float}) {
+  for (ScaleKind kind : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier}) {
     const GruQuantConfig cfg = GruQuantConfig::int8(kind);
     GruPtqOptions o;
     o.rounding = WeightRounding::Nearest;

@@ -98,17 +98,17 @@ TEST_P(FastLoop, EqualsReferenceBitForBit) {
 INSTANTIATE_TEST_SUITE_P(
     Configs, FastLoop,
     ::testing::Values(Case{"int8_pow2", 13, 24, 2, true, 8, ScaleKind::PowerOfTwo, CalibMethod::MinMax},
-                      Case{"int8_multiplier", 13, 24, 2, true, 8, ScaleKind::Float, CalibMethod::MinMax},
+                      Case{"int8_multiplier", 13, 24, 2, true, 8, ScaleKind::Multiplier, CalibMethod::MinMax},
                       Case{"int16_pow2", 13, 21, 2, true, 16, ScaleKind::PowerOfTwo, CalibMethod::MinMax},
-                      Case{"int16_multiplier", 13, 21, 2, true, 16, ScaleKind::Float, CalibMethod::MinMax},
+                      Case{"int16_multiplier", 13, 21, 2, true, 16, ScaleKind::Multiplier, CalibMethod::MinMax},
                       Case{"int8_pow2_percentile", 32, 64, 1, false, 8, ScaleKind::PowerOfTwo, CalibMethod::Percentile},
-                      Case{"int8_multiplier_mse", 16, 40, 2, false, 8, ScaleKind::Float, CalibMethod::Mse},
+                      Case{"int8_multiplier_mse", 16, 40, 2, false, 8, ScaleKind::Multiplier, CalibMethod::Mse},
                       Case{"int16_pow2_h256", 64, 256, 1, false, 16, ScaleKind::PowerOfTwo, CalibMethod::MinMax}),
     [](const auto& info) { return info.param.name; });
 
 // Streaming steps take the fast loop one frame at a time and must agree with it too.
 TEST(FastLoop, StreamEqualsReference) {
-  const Case c{"s", 8, 17, 2, false, 8, ScaleKind::Float, CalibMethod::MinMax};
+  const Case c{"s", 8, 17, 2, false, 8, ScaleKind::Multiplier, CalibMethod::MinMax};
   const GruModel m = gru_test::torch_init_model(c.C, c.H, c.layers, false, 3);
   const QuantizedGru q = quantize(m, c, 10, 2);
   const std::vector<float> x = random_input(6 * 2 * c.C, 4, 2.0f);

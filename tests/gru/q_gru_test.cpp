@@ -52,7 +52,7 @@ std::vector<float> oracle_y(const GruModel& m, const GruQuantParams& p, const st
 }
 
 TEST(QuantizedGru, BitExactAgainstIndependentOracle) {
-  for (ScaleKind k : {ScaleKind::PowerOfTwo, ScaleKind::Float})
+  for (ScaleKind k : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier})
     for (bool sixteen : {false, true}) {
       const GruModel m = gru_test::torch_init_model(5, 8, 1, false, 7);
       const GruQuantConfig cfg = sixteen ? GruQuantConfig::int16(k) : GruQuantConfig::int8(k);
@@ -72,7 +72,7 @@ TEST(QuantizedGru, BitExactAgainstIndependentOracle) {
 // calibrated range so that every operator saturates; the integer path must still equal
 // the 128-bit oracle (no intermediate may overflow or wrap).
 TEST(QuantizedGru, SaturatingExtremesMatchOracle) {
-  for (ScaleKind k : {ScaleKind::PowerOfTwo, ScaleKind::Float})
+  for (ScaleKind k : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier})
     for (bool sixteen : {false, true}) {
       GruModel m = gru_test::torch_init_model(48, 40, 1, false, 9);
       GruCell& c = m.cells[0];
@@ -104,7 +104,7 @@ TEST(QuantizedGru, AccuracyAgainstFloatOnRandomModels) {
   std::printf("%-28s %-7s %-10s %12s\n", "model", "config", "scales", "cosine");
   for (int64_t H : {64, 256}) {
     const GruModel m = gru_test::torch_init_model(H, H, 2, true, static_cast<uint32_t>(H));
-    for (ScaleKind k : {ScaleKind::PowerOfTwo, ScaleKind::Float})
+    for (ScaleKind k : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier})
       for (bool sixteen : {true, false}) {
         const GruQuantConfig cfg = sixteen ? GruQuantConfig::int16(k) : GruQuantConfig::int8(k);
         const QuantizedGru q(m, calibrate(m, cfg, CalibMethod::MinMax, 40, 4));
@@ -127,7 +127,7 @@ TEST(QuantizedGru, EveryCalibrationMethodWorks) {
 // Batching and lengths: each item of a padded batch equals that item run alone.
 TEST(QuantizedGru, BatchedWithLengthsEqualsEachSequenceAlone) {
   const GruModel m = gru_test::torch_init_model(6, 10, 2, true, 11);
-  const QuantizedGru q(m, calibrate(m, GruQuantConfig::int16(ScaleKind::Float), CalibMethod::MinMax, 10, 3));
+  const QuantizedGru q(m, calibrate(m, GruQuantConfig::int16(ScaleKind::Multiplier), CalibMethod::MinMax, 10, 3));
   const int64_t T = 7, B = 3, C = 6, D = 2, H = 10;
   const std::vector<float> x = random_input(T, B, C, 5);
   const std::vector<int64_t> lengths{7, 3, 5};
@@ -168,7 +168,7 @@ TEST(QuantizedGru, BatchedWithLengthsEqualsEachSequenceAlone) {
 TEST(QuantizedGru, StreamingEqualsWholeSequence) {
   for (bool sixteen : {false, true}) {
     const GruModel m = gru_test::torch_init_model(5, 9, 2, false, 21);
-    const GruQuantConfig cfg = sixteen ? GruQuantConfig::int16(ScaleKind::Float) : GruQuantConfig::int8(ScaleKind::PowerOfTwo);
+    const GruQuantConfig cfg = sixteen ? GruQuantConfig::int16(ScaleKind::Multiplier) : GruQuantConfig::int8(ScaleKind::PowerOfTwo);
     const QuantizedGru q(m, calibrate(m, cfg, CalibMethod::MinMax, 8, 2));
     const int64_t T = 11, B = 2, C = 5, H = 9;
     const std::vector<float> x = random_input(T, B, C, 3);
@@ -194,7 +194,7 @@ std::string temp_path(const std::string& name) {
 
 TEST(QuantizedGru, FileAndJsonRoundTripsAreBitExact) {
   const GruModel m = gru_test::torch_init_model(7, 12, 2, true, 13);
-  const GruQuantParams p = calibrate(m, GruQuantConfig::int8(ScaleKind::Float), CalibMethod::Ema, 8, 2);
+  const GruQuantParams p = calibrate(m, GruQuantConfig::int8(ScaleKind::Multiplier), CalibMethod::Ema, 8, 2);
   const QuantizedGru q(m, p);
   const std::vector<float> x = random_input(6, 2, 7, 8);
   const GruOutput a = q.forward(x.data(), Shape{6, 2, 7});

@@ -32,7 +32,7 @@ double f(ActivationLut::Fn fn, double x) { return fn == ActivationLut::Fn::Sigmo
 TEST(ActivationLut, EightBitInputIsTheRoundedFunction) {
   ASSERT_EQ(std::fegetround(), FE_TONEAREST);
   for (auto fn : {ActivationLut::Fn::Sigmoid, ActivationLut::Fn::Tanh})
-    for (ScaleKind kind : {ScaleKind::PowerOfTwo, ScaleKind::Float})
+    for (ScaleKind kind : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier})
       for (int out_bits : {8, 16}) {
         const QuantParams in = per_tensor(8, Symmetry::Asymmetric, kind, -6.0f, 5.0f);
         const QuantParams out = fn == ActivationLut::Fn::Sigmoid ? per_tensor(out_bits, Symmetry::Asymmetric, kind, 0.0f, 1.0f)
@@ -56,7 +56,7 @@ TEST(ActivationLut, SixteenBitInputWithinBoundExhaustively) {
   int interpolated = 0;
   for (int trial = 0; trial < 24; ++trial) {
     const auto fn = trial % 2 ? ActivationLut::Fn::Tanh : ActivationLut::Fn::Sigmoid;
-    const ScaleKind kind = trial % 4 < 2 ? ScaleKind::PowerOfTwo : ScaleKind::Float;
+    const ScaleKind kind = trial % 4 < 2 ? ScaleKind::PowerOfTwo : ScaleKind::Multiplier;
     const int out_bits = trial % 8 < 4 ? 16 : 8;
     const float w = width(rng), c = shift(rng) * w;
     const QuantParams in = per_tensor(16, Symmetry::Asymmetric, kind, c - w, c + w);
@@ -77,7 +77,7 @@ TEST(ActivationLut, SixteenBitInputWithinBoundExhaustively) {
 
 TEST(GruQuantConfig, ReadyConfigsAndJson) {
   const GruQuantConfig c8 = GruQuantConfig::int8(ScaleKind::PowerOfTwo);
-  const GruQuantConfig c16 = GruQuantConfig::int16(ScaleKind::Float);
+  const GruQuantConfig c16 = GruQuantConfig::int16(ScaleKind::Multiplier);
   for (int i = 0; i < kGruOpCount; ++i) {
     const GruOp op = static_cast<GruOp>(i);
     EXPECT_EQ(c8.bits_of(op), 8);
@@ -85,7 +85,7 @@ TEST(GruQuantConfig, ReadyConfigsAndJson) {
   }
   const GruQuantConfig back = GruQuantConfig::from_json(c16.to_json());
   EXPECT_EQ(back.bits, c16.bits);
-  EXPECT_EQ(back.scale_kind, ScaleKind::Float);
+  EXPECT_EQ(back.scale_kind, ScaleKind::Multiplier);
   const GruQuantConfig mixed = GruQuantConfig::from_json(R"({"version": 1, "base": "int8", "bits": {"g_pre": 16, "h": 16}})");
   EXPECT_EQ(mixed.bits_of(GruOp::GPre), 16);
   EXPECT_EQ(mixed.bits_of(GruOp::H), 16);
@@ -97,11 +97,17 @@ TEST(GruQuantConfig, ReadyConfigsAndJson) {
   expect_error([] { GruQuantConfig::from_json(R"({"version": 2})"); }, "version must be 1");
   expect_error([] { GruQuantConfig::from_json("{not json"); }, "not valid JSON");
   expect_error([] { GruQuantConfig::from_json(R"({"version": 1, "scales": "log"})"); }, "pow2 or multiplier");
+  // "float", the quantization schemes' former name for multiplier scales, still reads; the
+  // config writes the one spelling back.
+  const GruQuantConfig old = GruQuantConfig::from_json(R"({"version": 1, "base": "int16", "scales": "float"})");
+  EXPECT_EQ(old.scale_kind, ScaleKind::Multiplier);
+  EXPECT_EQ(old.bits, c16.bits);
+  EXPECT_NE(old.to_json().find(R"("scales": "multiplier")"), std::string::npos) << old.to_json();
   expect_error([] { GruQuantConfig::from_json(R"({"version": "1"})"); }, "version must be 1");
   expect_error([] { GruQuantConfig::from_json(R"({"version": 1, "base": 8})"); }, "wrong type");
 }
 
-TEST(GruQuantConfig, OperatorSchemesFollowTheSeedTable) {
+TEST(GruQuantConfig, OperatorSchemesFollowTheSpecTable) {  // docs/spec.md 3.2
   const GruQuantConfig c = GruQuantConfig::int8(ScaleKind::PowerOfTwo);
   EXPECT_EQ(gru_op_scheme(GruOp::W, c).granularity, Granularity::PerChannel);
   EXPECT_EQ(gru_op_scheme(GruOp::W, c).symmetry, Symmetry::Symmetric);

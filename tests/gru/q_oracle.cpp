@@ -106,7 +106,7 @@ Cell make_cell(const GruCell& m, const GruCellParams& p, ScaleKind kind) {
   // 4.2: K(q, σ) = SAT_int32(A(ρ(σ), q)), 0 in multiplier mode when σ < 2^-40.
   auto K = [&](const std::vector<int32_t>& q, GruOp op, int64_t row, double target) -> int64_t {
     const double sigma = double{p[op].scale[static_cast<size_t>(row)]} / target;
-    if (kind == ScaleKind::Float && sigma < 0x1p-40) return 0;
+    if (kind == ScaleKind::Multiplier && sigma < 0x1p-40) return 0;
     return std::clamp<int64_t>(apply(rho(sigma), q[static_cast<size_t>(row)]), INT32_MIN, INT32_MAX);
   };
   auto sat32 = [](int64_t v) { return std::clamp<int64_t>(v, INT32_MIN, INT32_MAX); };

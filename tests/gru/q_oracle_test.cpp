@@ -129,12 +129,12 @@ INSTANTIATE_TEST_SUITE_P(
     Configs, NetworkOracle,
     ::testing::Values(
         Case{"int8_pow2_2layers_bidir", 13, 24, 2, true, "int8", ScaleKind::PowerOfTwo},
-        Case{"int8_multiplier_2layers_bidir", 13, 24, 2, true, "int8", ScaleKind::Float},
+        Case{"int8_multiplier_2layers_bidir", 13, 24, 2, true, "int8", ScaleKind::Multiplier},
         Case{"int16_pow2_2layers_bidir", 13, 21, 2, true, "int16", ScaleKind::PowerOfTwo},
-        Case{"int16_multiplier_3layers", 7, 21, 3, false, "int16", ScaleKind::Float},
+        Case{"int16_multiplier_3layers", 7, 21, 3, false, "int16", ScaleKind::Multiplier},
         // The rescale between widths: an 8-bit state into a 16-bit layer input, and back.
         Case{"mixed_x16_multiplier_bidir", 13, 24, 2, true,
-             R"({"version": 1, "base": "int8", "scales": "multiplier", "bits": {"x": 16, "g_pre": 16}})", ScaleKind::Float},
+             R"({"version": 1, "base": "int8", "scales": "multiplier", "bits": {"x": 16, "g_pre": 16}})", ScaleKind::Multiplier},
         Case{"mixed_h16_pow2_3layers_bidir", 5, 16, 3, true,
              R"({"version": 1, "base": "int8", "scales": "pow2", "bits": {"h": 16, "new_contrib": 16}})",
              ScaleKind::PowerOfTwo}),
@@ -157,12 +157,12 @@ TEST(NetworkOracle, PrimitivesFollowTheSpec) {
   // 2.3 from_real: 2^30 <= m < 2^31, m 2^-shift within 2^-(shift+1) of σ; σ rounding up to 1
   // renormalises.
   for (double sigma : {0.3, 1.0, 0.75, 1e-9, 1000.0, 1.0 - 0x1p-40}) {
-    const gru_oracle::Ratio r = ratio(sigma, ScaleKind::Float);
+    const gru_oracle::Ratio r = ratio(sigma, ScaleKind::Multiplier);
     EXPECT_GE(r.m, int64_t{1} << 30) << sigma;
     EXPECT_LT(r.m, int64_t{1} << 31) << sigma;
     EXPECT_LE(std::abs(std::ldexp(static_cast<double>(r.m), -r.shift) - sigma), std::ldexp(1.0, -(r.shift + 1))) << sigma;
   }
-  EXPECT_EQ(ratio(1.0 - 0x1p-40, ScaleKind::Float).m, int64_t{1} << 30);
+  EXPECT_EQ(ratio(1.0 - 0x1p-40, ScaleKind::Multiplier).m, int64_t{1} << 30);
   // Left shifts are exact and saturate at int64.
   const gru_oracle::Ratio eight = ratio(8.0, ScaleKind::PowerOfTwo);
   EXPECT_EQ(eight.shift, -3);

@@ -230,7 +230,7 @@ TEST(spec, FixedPointScalePow2) {
   for_each_example("scale_pow2", [](Example& e) {
     const int n = static_cast<int>(e.i64("n"));
     const FixedPointScale s = FixedPointScale::pow2(n);
-    EXPECT_EQ(s, make_scale(std::ldexp(1.0, -n), ScaleMode::PowerOfTwo));
+    EXPECT_EQ(s, make_scale(std::ldexp(1.0, -n), ScaleKind::PowerOfTwo));
     check_apply(e, s);
   });
 }
@@ -241,18 +241,12 @@ bool to_bool(const std::string& s) {
   throw std::runtime_error("not a bool: '" + s + "'");
 }
 
-ScaleKind to_scale_kind(const std::string& s) {
-  if (s == "pow2") return ScaleKind::PowerOfTwo;
-  if (s == "float" || s == "multiplier") return ScaleKind::Float;
-  throw std::runtime_error("unknown kind of scale '" + s + "'");
-}
-
 TEST(spec, ParamsFromRange) {
   for_each_example("params_from_range", [](Example& e) {
     QuantScheme sc;
     sc.format = IntFormat::make(static_cast<int>(e.i64("bits")), true);
     sc.symmetry = to_bool(e.get("symmetric")) ? Symmetry::Symmetric : Symmetry::Asymmetric;
-    sc.scale_kind = to_scale_kind(e.get("scales"));
+    sc.scale_kind = parse_scale_kind(e.get("scales"));
     const Range r{to_f32(e.get("min")), to_f32(e.get("max"))};
     const QuantParams p = params_from_ranges(sc, Shape{1}, std::span<const Range>(&r, 1));
     ASSERT_EQ(p.size(), 1u);
@@ -376,7 +370,7 @@ int32_t value_of(const gru_detail::OpQ& q, const std::vector<char>& b) {
 
 TEST(spec, GruUnitUpdate) {
   for_each_example("gru_unit", [](Example& e) {
-    const ScaleKind kind = to_scale_kind(e.get("scales"));
+    const ScaleKind kind = parse_scale_kind(e.get("scales"));
     const std::string base = e.get("config");
     if (base != "int8" && base != "int16") throw std::runtime_error("config must be int8 or int16");
     const GruQuantConfig cfg = base == "int8" ? GruQuantConfig::int8(kind) : GruQuantConfig::int16(kind);

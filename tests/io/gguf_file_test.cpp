@@ -20,6 +20,7 @@ namespace fixq::gguf {
 namespace {
 
 using npy_test::expect_error;
+using npy_test::expect_io_error;
 using npy_test::read_bytes;
 using npy_test::write_bytes;
 
@@ -335,7 +336,7 @@ TEST_F(GgufFile, CorruptHeadersAreRefusedByName) {
   dup.header(2, 0).tensor("a", {8}, 0, 0).tensor("a", {8}, 0, 32).pad(32);
   dup.b.append(64, '\0');
   expect_error([&] { open(dup.b); }, "two tensors are named 'a'");
-  expect_error([&] { File f(path("missing.gguf")); }, "missing.gguf", "cannot open");
+  expect_io_error([&] { File f(path("missing.gguf")); }, ENOENT, "missing.gguf", "cannot open");
   // Names are bytes: messages show them escaped, never raw control characters or non-UTF-8.
   Builder odd;
   odd.header(2, 0).tensor("\xff\x1b[2Jé", {8}, 0, 0).tensor("\xff\x1b[2Jé", {8}, 0, 32).pad(32);

@@ -13,6 +13,7 @@ namespace fixq {
 namespace {
 
 using npy_test::expect_error;
+using npy_test::expect_io_error;
 using npy_test::write_bytes;
 
 // A .npy file: magic, version major.0, the little-endian length of header (2 bytes for
@@ -169,7 +170,7 @@ TEST_F(NpyBadInput, WrongDtypeForATypedLoader) {
 }
 
 TEST_F(NpyBadInput, MissingFileOrDirectory) {
-  expect_error([&] { load_npy(path("absent.npy")); }, "absent.npy", "cannot open");
+  expect_io_error([&] { load_npy(path("absent.npy")); }, ENOENT, "absent.npy", "cannot open");
   expect_error([&] { load_npy(dir_.string()); }, "not a regular file");
 }
 

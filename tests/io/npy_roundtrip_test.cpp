@@ -18,6 +18,7 @@ namespace fixq {
 namespace {
 
 using npy_test::expect_error;
+using npy_test::expect_io_error;
 using npy_test::read_bytes;
 using npy_test::write_bytes;
 
@@ -122,10 +123,10 @@ TEST_F(NpyWrite, InvalidArgumentsFailBeforeTouchingTheDisk) {
 
 TEST_F(NpyWrite, UnwritableDirectoryIsAnError) {
   const float v = 1;
-  expect_error([&] { save_npy_f32(path("no/such/dir/a.npy"), &v, {1}); }, "a.npy",
-               "cannot create a temporary file");
+  expect_io_error([&] { save_npy_f32(path("no/such/dir/a.npy"), &v, {1}); }, ENOENT, "a.npy",
+                  "cannot create a temporary file");
   std::filesystem::create_directory(path("taken.npy"));  // the target is a directory
-  expect_error([&] { save_npy_f32(path("taken.npy"), &v, {1}); }, "taken.npy", "rename");
+  expect_io_error([&] { save_npy_f32(path("taken.npy"), &v, {1}); }, EISDIR, "taken.npy", "rename");
   EXPECT_EQ(listing(), "taken.npy ");
 }
 

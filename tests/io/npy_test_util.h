@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -33,6 +34,7 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
 }
 
 using test::expect_error;
+using test::expect_io_error;
 
 // A fresh, empty directory for the current test, removed afterwards.
 class ScratchDir : public ::testing::Test {

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@ namespace fixq {
 namespace {
 
 using test::expect_error;
+using test::expect_io_error;
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("fixq_packed_" + std::to_string(::getpid()) + "_" + name)).string();
@@ -81,7 +83,7 @@ TEST(PackedFile, DamageIsAClearError) {
   expect_error([&] { load_packed(p); }, "negative extent");
   write_all(p, "");
   expect_error([&] { load_packed(p); }, "truncated");
-  expect_error([&] { load_packed(temp_path("missing.bin")); }, "cannot open");
+  expect_io_error([&] { load_packed(temp_path("missing.bin")); }, ENOENT, "cannot open");
   std::remove(p.c_str());
 }
 

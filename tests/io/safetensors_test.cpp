@@ -21,6 +21,7 @@ namespace fixq {
 namespace {
 
 using npy_test::expect_error;
+using npy_test::expect_io_error;
 using npy_test::golden;
 using npy_test::read_bytes;
 using npy_test::write_bytes;
@@ -239,7 +240,7 @@ TEST_F(SafetensorsBadInput, TheValidBaseOpens) {
 }
 
 TEST_F(SafetensorsBadInput, MissingOrNotAFile) {
-  expect_error([&] { SafetensorsFile f(path("none.safetensors")); }, "cannot open", "none.safetensors");
+  expect_io_error([&] { SafetensorsFile f(path("none.safetensors")); }, ENOENT, "cannot open", "none.safetensors");
   expect_error([&] { SafetensorsFile f(dir_.string()); }, "not a regular file");
 }
 

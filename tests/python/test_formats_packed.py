@@ -154,7 +154,6 @@ def test_gptq_import_export_and_npy(bits, act_order, tmp_path):
          "K = 64"),
         (lambda: F.import_gptq(np.zeros((8, 4), np.int32), np.zeros((2, 1), np.int32), np.ones((2, 3)), bits=4),
          "do not match qweight's N = 4"),
-        (lambda: F.load_gptq_npy("/nonexistent/prefix.", 4), "qweight.npy"),
     ],
 )
 def test_packed_bad_input_is_a_value_error(call, message):

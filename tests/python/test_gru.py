@@ -1,6 +1,7 @@
 """The float and the integer GRU through the Python API, against torch.nn.GRU and against
 the fixq command-line tool (which reads the same files)."""
 
+import errno
 import json
 
 import numpy as np
@@ -151,7 +152,8 @@ def test_quantized_outputs_lie_on_the_h_grid_and_track_float(small_gru_files):
     f = small_gru_files
     q = fixq.QuantizedGru.load(str(f["fixq"]))
     y, _ = q.forward(f["x"])
-    h = q.quant_params.op(q.quant_params.num_cells - 1, "h")  # the top layer's h parameters
+    p = fixq.GruQuantParams.from_dict(q.params())
+    h = p.op(p.num_cells - 1, "h")  # the top layer's h parameters
     scale, zp = float(h.scale), int(h.zero_point)
     steps = y.astype(np.float64) / scale
     assert np.array_equal(steps, np.rint(steps))  # dequantized integers: (q - zp) * 2^-e
@@ -213,8 +215,10 @@ def test_config_forms(tmp_path):
     x = sequences(5, 2, 3, seed=1)
     path = tmp_path / "cfg.json"
     path.write_text(c.to_json())
+    assert fixq.GruQuantConfig.load(path) == c and fixq.GruQuantConfig.load(str(path)) == c
     results = []
-    for config in (c, c.to_dict(), c.to_json(), str(path), path):
+    # Each form is told apart by its type: JSON text goes through from_json, a file is a Path.
+    for config in (c, c.to_dict(), fixq.GruQuantConfig.from_json(c.to_json()), path):
         cal = fixq.GruCalibrator(model, config=config)
         cal.observe(x)
         p = cal.finalize()
@@ -223,6 +227,53 @@ def test_config_forms(tmp_path):
     assert len(set(results)) == 1
     with pytest.raises(ValueError, match="contradicts"):
         fixq.GruCalibrator(model, config=c, scales="pow2")
+    # Strings are base names only: the JSON text and path strings earlier versions guessed
+    # at get an error that says where they went, even when the file exists.
+    for ambiguous in (c.to_json(), str(path)):
+        with pytest.raises(ValueError, match=r"GruQuantConfig\.from_json\(text\).*pathlib\.Path"):
+            fixq.GruCalibrator(model, config=ambiguous)
+        with pytest.raises(ValueError, match="pathlib.Path"):
+            fixq.quantize_gru(model, [x], config=ambiguous)
+
+
+def test_scale_kinds_have_one_spelling(tmp_path):
+    # "float", QuantScheme's former name for multiplier scales, still reads; what comes back
+    # is the one spelling, the same as GruQuantConfig's.
+    assert fixq.QuantScheme().scale == "multiplier"
+    assert fixq.QuantScheme(scale="float").scale == "multiplier"
+    assert "scale='multiplier'" in repr(fixq.QuantScheme(scale="float"))
+    assert fixq.QuantScheme(scale="pow2").scale == "pow2"
+    with pytest.raises(ValueError, match="scale must be pow2 or multiplier, got 'log'"):
+        fixq.QuantScheme(scale="log")
+    c = fixq.GruQuantConfig.from_dict({"version": 1, "base": "int16", "scales": "float"})
+    assert c.scales == "multiplier" and c == fixq.GruQuantConfig("int16", "multiplier")
+    assert c.to_dict()["scales"] == "multiplier"
+    assert fixq.GruQuantConfig.int8("multiplier").scales == "multiplier"
+    with pytest.raises(ValueError, match="scales must be pow2 or multiplier, got 'float32'"):
+        fixq.GruQuantConfig("int8", "float32")
+
+
+def test_file_system_failures_are_os_errors(small_gru_files, tmp_path):
+    # The operating system's failures are OSError, subclassed by errno as for open();
+    # bad contents of a file that could be read stay ValueError.
+    f = small_gru_files
+    missing = tmp_path / "absent"
+    for load in (fixq.GruModel.load, fixq.QuantizedGru.load, fixq.GruQuantConfig.load):
+        with pytest.raises(FileNotFoundError, match="absent") as e:
+            load(missing)
+        assert e.value.errno == errno.ENOENT
+    with pytest.raises(FileNotFoundError, match="qweight.npy"):
+        fixq.formats.load_gptq_npy(str(tmp_path / "absent."), 4)
+    q = fixq.QuantizedGru.load(str(f["fixq"]))
+    with pytest.raises(FileNotFoundError, match="cannot create a temporary file"):
+        q.save(tmp_path / "no" / "such" / "dir" / "q.fixq")
+    (tmp_path / "taken.fixq").mkdir()
+    with pytest.raises(IsADirectoryError, match="rename"):
+        q.save(tmp_path / "taken.fixq")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        fixq.GruQuantConfig.load(bad)
 
 
 # ---- bad input ---------------------------------------------------------------------------
@@ -258,7 +309,7 @@ def test_bad_inputs_raise_value_error(small_gru_files, tmp_path):
         fixq.GruCalibrator(model).finalize()
     with pytest.raises(ValueError, match="minmax"):
         fixq.GruCalibrator(model, method="median")
-    with pytest.raises(ValueError, match="int8, int16"):
+    with pytest.raises(ValueError, match="'int8' or 'int16'"):
         fixq.GruCalibrator(model, config="int4")
     with pytest.raises(ValueError, match="gate"):
         fixq.GruQuantConfig(bits={"gate": 8})

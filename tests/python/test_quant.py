@@ -50,7 +50,7 @@ SCHEMES = [
 
 
 @pytest.mark.parametrize("gran,bits,signed,symmetry,scale", list(itertools.product(
-    range(len(SCHEMES)), (2, 4, 8, 12, 16), (True, False), ("symmetric", "asymmetric"), ("float", "pow2"))))
+    range(len(SCHEMES)), (2, 4, 8, 12, 16), (True, False), ("symmetric", "asymmetric"), ("multiplier", "pow2"))))
 def test_quantize_dequantize_match_numpy(gran, bits, signed, symmetry, scale):
     shape = (3, 8, 6)
     rng = np.random.default_rng(bits * 7 + gran)
@@ -84,7 +84,7 @@ def test_minmax_ranges_and_coverage():
         r = fixq.minmax_ranges(x, scheme)
         assert np.array_equal(r, np.stack([x.min(axis=axis), x.max(axis=axis)], axis=1))
         p = fixq.params_from_ranges(scheme, x.shape, r)
-        # seed 003: the grid covers each range widened to 0, evaluated in float32.
+        # docs/spec.md 3.3: the grid covers each range widened to 0, evaluated in float32.
         lo = (np.float32(scheme.qmin) - p.zero_point).astype(np.float32) * p.scale
         hi = (np.float32(scheme.qmax) - p.zero_point).astype(np.float32) * p.scale
         assert np.all(lo <= np.minimum(r[:, 0], 0)) and np.all(hi >= np.maximum(r[:, 1], 0))

@@ -15,14 +15,6 @@ namespace {
 
 using test::expect_error;
 
-QuantScheme scheme(int bits, bool is_signed, Symmetry sym, ScaleKind kind) {
-  QuantScheme s;
-  s.format = IntFormat::make(bits, is_signed);
-  s.symmetry = sym;
-  s.scale_kind = kind;
-  return s;
-}
-
 QuantParams one(const QuantScheme& s, float lo, float hi) {
   const Range r{lo, hi};
   return params_from_ranges(s, Shape{4}, std::span<const Range>(&r, 1));
@@ -67,9 +59,9 @@ TEST(ParamsFromRange, NeverClipAndZeroIsExact) {
   for (int bits = 2; bits <= 16; ++bits)
     for (bool sgn : {true, false})
       for (Symmetry sym : {Symmetry::Asymmetric, Symmetry::Symmetric})
-        for (ScaleKind kind : {ScaleKind::Float, ScaleKind::PowerOfTwo})
+        for (ScaleKind kind : {ScaleKind::Multiplier, ScaleKind::PowerOfTwo})
           for (int i = 0; i < 400; ++i) {
-            const QuantScheme s = scheme(bits, sgn, sym, kind);
+            const QuantScheme s = QuantScheme::make(bits, sgn, sym, kind);
             const Range r = random_range(rng);
             const QuantParams p = one(s, r.min, r.max);
             const float sc = p.scale[0];
@@ -82,7 +74,7 @@ TEST(ParamsFromRange, NeverClipAndZeroIsExact) {
             if (sym == Symmetry::Symmetric) {
               ASSERT_EQ(zp, s.symmetric_zero_point());
             }
-            if (kind == ScaleKind::Float && sym == Symmetry::Asymmetric) {
+            if (kind == ScaleKind::Multiplier && sym == Symmetry::Asymmetric) {
               // Tight: at most one step of the grid is spent on rounding the zero point.
               const double width = static_cast<double>(std::max(r.max, 0.0f)) - std::min(r.min, 0.0f);
               ASSERT_LE(sc, width / (s.format.qmax() - s.format.qmin() - 2) * (1 + 1e-6));
@@ -97,7 +89,7 @@ TEST(ParamsFromRange, PowerOfTwoUsesLargestNonClippingExponent) {
   for (int bits : {2, 3, 4, 8, 10}) {
     for (bool sgn : {true, false}) {
       for (Symmetry sym : {Symmetry::Asymmetric, Symmetry::Symmetric}) {
-        const QuantScheme s = scheme(bits, sgn, sym, ScaleKind::PowerOfTwo);
+        const QuantScheme s = QuantScheme::make(bits, sgn, sym, ScaleKind::PowerOfTwo);
         for (int i = 0; i < 300; ++i) {
           const Range r = random_range(rng);
           const QuantParams p = one(s, r.min, r.max);
@@ -117,34 +109,34 @@ TEST(ParamsFromRange, PowerOfTwoUsesLargestNonClippingExponent) {
   }
 }
 
-TEST(ParamsFromRange, SeedExamples) {
+TEST(ParamsFromRange, WorkedExamples) {  // docs/spec.md 9.3 has the first one
   // int8 asymmetric over [-1, 3]: s0 = 4/255, ideal zero point -128 + 63.75. Zero point -64
   // leaves 191 steps for 3 (scale 3/191); -63 would leave 65 steps for -1 and 190 for 3
   // (scale 3/190): -64 wins, with scale 3/191 rounded up to cover in float.
-  const QuantParams a = one(scheme(8, true, Symmetry::Asymmetric, ScaleKind::Float), -1.0f, 3.0f);
+  const QuantParams a = one(QuantScheme::make(8, true, Symmetry::Asymmetric, ScaleKind::Multiplier), -1.0f, 3.0f);
   EXPECT_EQ(a.zero_point[0], -64);
   EXPECT_NEAR(a.scale[0], 3.0 / 191.0, 1e-8);
   EXPECT_GE(a.scale[0] * 191.0f, 3.0f);
   // int8 symmetric over [-0.5, 2]: scale 2/127, zero point 0.
-  const QuantParams s = one(scheme(8, true, Symmetry::Symmetric, ScaleKind::Float), -0.5f, 2.0f);
+  const QuantParams s = one(QuantScheme::make(8, true, Symmetry::Symmetric, ScaleKind::Multiplier), -0.5f, 2.0f);
   EXPECT_EQ(s.zero_point[0], 0);
   EXPECT_NEAR(s.scale[0], 2.0 / 127.0, 1e-7);
   // pow2 symmetric int8 over [-1, 1]: 127 * 2^-e >= 1 -> e = 6 (2^-6 * 127 = 1.98; 2^-7 * 127 < 1).
-  const QuantParams p = one(scheme(8, true, Symmetry::Symmetric, ScaleKind::PowerOfTwo), -1.0f, 1.0f);
+  const QuantParams p = one(QuantScheme::make(8, true, Symmetry::Symmetric, ScaleKind::PowerOfTwo), -1.0f, 1.0f);
   EXPECT_EQ(p.exponent[0], 6);
   // pow2 asymmetric uint8 over [0, 1]: 255 * 2^-e >= 1 -> e = 7; [0, 1] takes 128 of the
   // 255 steps, and the zero point centres it: round(127.5 - 64) = 64 (ties to even).
-  const QuantParams u = one(scheme(8, false, Symmetry::Asymmetric, ScaleKind::PowerOfTwo), 0.0f, 1.0f);
+  const QuantParams u = one(QuantScheme::make(8, false, Symmetry::Asymmetric, ScaleKind::PowerOfTwo), 0.0f, 1.0f);
   EXPECT_EQ(u.exponent[0], 7);
   EXPECT_EQ(u.zero_point[0], 64);
   // Ranges that exclude zero are widened to include it.
-  const QuantParams w = one(scheme(8, false, Symmetry::Asymmetric, ScaleKind::Float), 2.0f, 4.0f);
+  const QuantParams w = one(QuantScheme::make(8, false, Symmetry::Asymmetric, ScaleKind::Multiplier), 2.0f, 4.0f);
   EXPECT_EQ(w.zero_point[0], 0);
   EXPECT_NEAR(w.scale[0], 4.0 / 255.0, 1e-6);
 }
 
 TEST(ParamsFromRange, BadRangesAreClearErrors) {
-  const QuantScheme s = scheme(8, true, Symmetry::Asymmetric, ScaleKind::Float);
+  const QuantScheme s = QuantScheme::make(8, true, Symmetry::Asymmetric, ScaleKind::Multiplier);
   expect_error([&] { one(s, 2.0f, 1.0f); }, "min 2 > max 1");
   expect_error([&] { one(s, std::nanf(""), 1.0f); }, "NaN");
   expect_error([&] { one(s, 0.0f, INFINITY); }, "not finite");
@@ -156,7 +148,7 @@ TEST(ParamsFromRange, BadRangesAreClearErrors) {
 }
 
 TEST(QuantScheme, GranularityShapesAndErrors) {
-  QuantScheme s = scheme(4, true, Symmetry::Symmetric, ScaleKind::Float);
+  QuantScheme s = QuantScheme::make(4, true, Symmetry::Symmetric, ScaleKind::Multiplier);
   const Shape t{3, 8, 5};
   EXPECT_EQ(s.param_shape(t), Shape{});
   s.granularity = Granularity::PerChannel;
@@ -177,13 +169,13 @@ TEST(QuantScheme, GranularityShapesAndErrors) {
   s.group_size = 4;
   s.axis = 3;
   expect_error([&] { s.param_shape(t); }, "axis 3 is out of range");
-  expect_error([&] { scheme(8, true, Symmetry::Symmetric, ScaleKind::Float).param_shape(Shape{0, 4}); },
+  expect_error([&] { QuantScheme::make(8, true, Symmetry::Symmetric, ScaleKind::Multiplier).param_shape(Shape{0, 4}); },
                "empty tensor");
   expect_error([&] { std::vector<float> x; params_from_tensor(x.data(), Shape{2, 0}, s); }, "empty tensor");
 }
 
 TEST(QuantParams, ValidateCatchesInconsistentArrays) {
-  QuantParams p = one(scheme(8, true, Symmetry::Asymmetric, ScaleKind::PowerOfTwo), -1.0f, 1.0f);
+  QuantParams p = one(QuantScheme::make(8, true, Symmetry::Asymmetric, ScaleKind::PowerOfTwo), -1.0f, 1.0f);
   p.validate();
   QuantParams bad = p;
   bad.scale[0] = 0.3f;

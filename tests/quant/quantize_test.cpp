@@ -26,15 +26,8 @@ namespace {
 using test::expect_error;
 
 QuantScheme scheme(int bits, bool sgn, Granularity g, int axis = 0, int64_t group = 0,
-                   Symmetry sym = Symmetry::Asymmetric, ScaleKind kind = ScaleKind::Float) {
-  QuantScheme s;
-  s.format = IntFormat::make(bits, sgn);
-  s.symmetry = sym;
-  s.scale_kind = kind;
-  s.granularity = g;
-  s.axis = axis;
-  s.group_size = group;
-  return s;
+                   Symmetry sym = Symmetry::Asymmetric, ScaleKind kind = ScaleKind::Multiplier) {
+  return QuantScheme::make(bits, sgn, sym, kind, g, axis, group);
 }
 
 // Random parameters of the right shape (not derived from data, so that saturation and
@@ -136,7 +129,7 @@ template <class Q>
 void check_against_oracle_and_isas(int bits, bool sgn, std::mt19937& rng) {
   test::PathGuard guard;
   for (const Case& c : granularity_cases(bits, sgn)) {
-    for (ScaleKind kind : {ScaleKind::Float, ScaleKind::PowerOfTwo}) {
+    for (ScaleKind kind : {ScaleKind::Multiplier, ScaleKind::PowerOfTwo}) {
       QuantScheme s = c.scheme;
       s.scale_kind = kind;
       const QuantParams p = random_params(s, c.shape, rng);
@@ -217,7 +210,7 @@ void round_trip_all_values(int bits, bool sgn, std::mt19937& rng) {
   const IntFormat f = IntFormat::make(bits, sgn);
   const int64_t count = int64_t{f.qmax()} - f.qmin() + 1;
   for (const Case& c0 : granularity_cases(bits, sgn)) {
-    for (ScaleKind kind : {ScaleKind::Float, ScaleKind::PowerOfTwo}) {
+    for (ScaleKind kind : {ScaleKind::Multiplier, ScaleKind::PowerOfTwo}) {
       QuantScheme s = c0.scheme;
       s.scale_kind = kind;
       // Enough repetitions of the base shape that small formats appear in every slot many
@@ -241,7 +234,7 @@ void round_trip_all_values(int bits, bool sgn, std::mt19937& rng) {
   // Per-tensor: literally every value under each of many random parameters.
   for (int trial = 0; trial < 20; ++trial) {
     const QuantScheme s = scheme(bits, sgn, Granularity::PerTensor, 0, 0, Symmetry::Asymmetric,
-                                 trial % 2 ? ScaleKind::PowerOfTwo : ScaleKind::Float);
+                                 trial % 2 ? ScaleKind::PowerOfTwo : ScaleKind::Multiplier);
     const Shape shape{count};
     const QuantParams p = random_params(s, shape, rng);
     std::vector<Q> q(count), back(count);
