@@ -2,6 +2,7 @@
 
 #include "cpu/registry.h"
 #include "gemm/kernels.h"
+#include "gguf/kernels.h"
 #include "gru/q_fast.h"
 #include "quant/kernels.h"
 
@@ -16,6 +17,7 @@ void install_emulated_kernels() {
     gemm_detail::registry().install_emulated(Isa::Avx512, &gemm_detail::avx512_emulated::kGemm);
     quant_detail::registry().install_emulated(Isa::Avx512, &quant_detail::avx512_emulated::kQuant);
     gru_detail::registry().install_emulated(Isa::Avx512, &gru_detail::avx512_emulated::kGru);
+    gguf::detail::registry().install_emulated(Isa::Avx512, &gguf::detail::avx512_emulated::kGguf);
     return true;
   }();
   (void)installed;
