@@ -159,13 +159,43 @@ std::vector<NamedTensor> gru_to_torch(const GruModel& model);
 GruCell gru_cell_from_haste(const NamedTensor& kernel, const NamedTensor& recurrent_kernel,
                             const NamedTensor& bias, const NamedTensor& recurrent_bias);
 
-// The float model file: a safetensors file holding an nn.GRU state_dict (F32) and, in
-// its __metadata__, "fixq.format": "gru-float", "input_size", "hidden_size",
-// "num_layers" (decimal) and "bidirectional" ("true" / "false"), written by
-// tools/export_gru.py or save_gru_float. Loading reads F16 / BF16 / F64 tensors too
-// (converted as SafetensorsFile::read_f32), requires the metadata to agree with the
-// tensors' shapes, and names the file in every error.
-GruModel load_gru_float(const std::string& path);
+// Reads a float GRU from the files users have; the format is told by the content:
+//  - fixq's float model file: a safetensors file holding an nn.GRU state_dict (F32) and,
+//    in its __metadata__, "fixq.format": "gru-float", "input_size", "hidden_size",
+//    "num_layers" (decimal) and "bidirectional" ("true" / "false"), written by
+//    tools/export_gru.py or save_gru_float. The metadata must agree with the tensors, and
+//    every tensor must belong to the GRU.
+//  - any other safetensors file holding a state_dict (safetensors.torch.save_file(
+//    model.state_dict(), ...)): the GRU's tensors are those named <prefix>weight_ih_l<k>
+//    [_reverse], <prefix>weight_hh_l<k>, <prefix>bias_ih_l<k>, <prefix>bias_hh_l<k> whose
+//    weight_hh_l0 is [3H, H] (an nn.LSTM's is [4H, H], an nn.RNN's [H, H]); sizes, layers,
+//    direction and bias follow from names and shapes, checked against each other (biases
+//    are all present or all absent, as nn.GRU's bias flag makes them). `prefix` ("encoder.
+//    rnn." or "encoder.rnn") picks one GRU of a whole model's checkpoint; an empty prefix
+//    takes the only GRU in the file, and when there are several the error lists them.
+//    Other tensors are left alone.
+//  - an ONNX model (load_gru_onnx below).
+// Safetensors files may hold F32, F16, BF16 or F64 tensors (converted as
+// SafetensorsFile::read_f32). Every error names the file.
+GruModel load_gru_float(const std::string& path, const std::string& prefix = "");
+
+// From an ONNX model (ModelProto, as torch.onnx.export writes it): the GRU nodes (ONNX
+// gate order z, r, h, which is fixq's; W [D, 3H, C], R [D, 3H, H], B [D, 6H] = Wb then
+// Rb) with linear_before_reset = 1, the PyTorch / cuDNN cell. torch writes one GRU node per
+// layer, each fed from the one before through Squeeze (one direction) or Transpose
+// [0, 2, 1, 3] + Reshape to [T, B, D*H] (two); such a chain is one multi-layer model.
+// `prefix` picks a chain by its first node's name, either as torch names modules
+// ("encoder.rnn." matches node "/encoder/rnn/GRU") or as a plain node-name prefix; empty
+// takes the only chain and lists them when there are several. initial_h and
+// sequence_lens inputs are not part of the model (h0 and lengths are run-time arguments).
+// Refused with a fixq::Error that says why: linear_before_reset = 0 (its reset gate
+// multiplies h before R, a different cell), direction "reverse" alone, activations other
+// than Sigmoid / Tanh, clip, layout = 1, weights that are not constants of the graph,
+// external data. Throws when fixq was built without ONNX support (FIXQ_ONNX=OFF).
+GruModel load_gru_onnx(const std::string& path, const std::string& prefix = "");
+// Whether this build reads ONNX (Debian's libonnx-dev and libprotobuf-dev at build time).
+bool onnx_supported();
+
 void save_gru_float(const std::string& path, const GruModel& model);
 
 }  // namespace fixq

@@ -107,10 +107,20 @@ class GruCalibrator {
 };
 
 // An activation lookup table from one operator's parameters to another's (see above).
+// Its entries are computed once, when a model is quantized, and stored in the .fixq file
+// (version 2): the file is the source of truth, so every machine that loads it runs the
+// same integers whatever its libm (docs/spec.md 4.4 and 7.2).
 class ActivationLut {
  public:
   enum class Fn { Sigmoid, Tanh };
+  // Computes the entries from the parameters (docs/spec.md 4.4).
   static ActivationLut build(Fn fn, const QuantParams& in, const QuantParams& out);
+  // A table read back from a file: the layout follows from the input's bit width and the
+  // number of entries (256 direct entries for an 8-bit input; (65536 >> s) + 1 knots with
+  // 12 fractional bits for a 16-bit one). Throws fixq::Error, naming `what`, for a size
+  // that fits no layout or a direct entry outside the output range.
+  static ActivationLut from_entries(const QuantParams& in, const QuantParams& out, std::vector<int32_t> entries,
+                                    const std::string& what);
   int32_t operator()(int32_t q) const;  // integer only
   // Table layout, for documentation, tests and the vectorised GRU step, which evaluates
   // the same formula as operator() lane by lane.
@@ -153,13 +163,21 @@ class QuantizedGru {
   // used). h0 is quantized with each cell's h parameters.
   GruOutput forward(const float* x, const Shape& x_shape, const GruRunOptions& options = {}) const;
 
-  // The quantized model file: safetensors with the integer weights (I8/I16), and the
-  // parameters JSON plus the float model's shape in __metadata__ ("fixq.format":
-  // "gru-quantized").
+  // The quantized model file: safetensors with the integer weights (I8/I16), the
+  // activation tables (I32), and the parameters JSON plus the float model's shape in
+  // __metadata__ ("fixq.format": "gru-quantized", "fixq.version": "2"). load() also reads
+  // version 1 files (written before the tables were stored) by rebuilding their tables.
   void save(const std::string& path) const;
   static QuantizedGru load(const std::string& path);
 
+  // The activation tables of cell c ([layer * directions + direction]): sig_z, sig_r,
+  // tanh_g, exactly as the integer loop uses them. Throws fixq::Error for c out of range.
+  std::array<const ActivationLut*, 3> tables(size_t cell) const;
+
   struct Impl;
+  // fixq's own code generators (fixq/export.h) read the integer plan through this; Impl
+  // is opaque outside the library.
+  const Impl& impl() const { return *impl_; }
 
  private:
   friend class QuantizedGruStream;

@@ -2,7 +2,7 @@
 
 The C++ library does the work (module ``fixq._fixq``); this package re-exports it:
 
-* the float GRU (:class:`GruModel`, from a ``torch.nn.GRU`` or the safetensors model file)
+* the float GRU (:class:`GruModel`, from a ``torch.nn.GRU``, a safetensors state_dict or an ONNX model)
   and the integer GRU (:class:`GruCalibrator` -> :class:`GruQuantParams` ->
   :class:`QuantizedGru`, streaming with :meth:`QuantizedGru.stream`, ``.fixq`` files);
 * integer GEMM with its epilogues (:func:`gemm_s32`, :func:`gemm_s64`, :func:`gemm_f32`,

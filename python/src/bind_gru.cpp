@@ -75,15 +75,24 @@ void bind_gru(pyb::module_& m) {
                         "A float GRU (torch.nn.GRU / Haste semantics), the model the integer GRU is calibrated on.\n\n"
                         "Tensors: x [T, B, C] (or [B, T, C] with batch_first), y [T, B, D*H], h_n [L*D, B, H] as\n"
                         "PyTorch. Make one with GruModel.from_torch(nn.GRU), GruModel.from_state_dict(dict) or\n"
-                        "GruModel.load(path) (the safetensors file of tools/export_gru.py).")
+                        "GruModel.load(path) (safetensors or ONNX).")
       .def_static("from_torch", &from_torch, "module"_a,
                   "The float GRU of a torch.nn.GRU (its weights are copied; batch_first is a forward() argument here).")
       .def_static("from_state_dict", &from_state_dict, "state_dict"_a,
                   "From an nn.GRU state_dict: {name: array or tensor} with torch's names (weight_ih_l0, ...) and gate\n"
                   "order (r, z, n). Shapes decide the sizes; missing biases are zero.")
       .def_static(
-          "load", [](const pyb::object& path) { return load_gru_float(path_arg(path)); }, "path"_a,
-          "Reads the float model file (safetensors, 'gru-float', as tools/export_gru.py writes it).")
+          "load",
+          [](const pyb::object& path, const std::string& prefix) {
+            const std::string p = path_arg(path);
+            pyb::gil_scoped_release nogil;
+            return load_gru_float(p, prefix);
+          },
+          "path"_a, "prefix"_a = "",
+          "Reads a float GRU from a file: fixq's model file (tools/export_gru.py, GruModel.save), any safetensors\n"
+          "state_dict holding an nn.GRU (safetensors.torch.save_file(model.state_dict(), path); F32, F16, BF16), or\n"
+          "an ONNX model (torch.onnx.export). prefix picks one GRU of a whole model ('encoder.rnn.'); without it\n"
+          "the file must hold exactly one, and the error lists them otherwise.")
       .def(
           "save", [](const GruModel& m, const pyb::object& path) { save_gru_float(path_arg(path), m); }, "path"_a,
           "Writes the float model file (safetensors, 'gru-float').")

@@ -32,13 +32,14 @@ struct LaneScale {
 };
 
 // The lane form of s for every input in [lo, hi] (for pow2 plans, s must be a power of
-// two), or nothing when no lane form is exact there.
+// two), or nothing when no lane form is exact there or an output leaves int32.
 std::optional<LaneScale> lane_form(const FixedPointScale& s, int64_t lo, int64_t hi, bool pow2);
 
 // The lane form of s(a * b) for products in [lo, hi] that may leave int32 (a "wide"
 // product, computed in 64-bit lanes): power-of-two scales shift the 64-bit product
 // (right <= 62, left <= 30 without leaving int64); multiplier scales use the split-product
-// identity below, which needs |p| < 2^38 and right in [9, 62].
+// identity below, which needs |p| < 2^38 and right in [9, 62]. Nothing when an output
+// leaves int32.
 std::optional<LaneScale> wide_product_form(const FixedPointScale& s, int64_t lo, int64_t hi, bool pow2);
 
 // floor((q + 2^(s-1)) / 2^s), s in [1, 62], |q| < 2^62: the 64-bit lanes' rounding shift

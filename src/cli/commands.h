@@ -12,5 +12,8 @@ void register_formats(CLI::App& app);
 void register_quantize_stats(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_gru(CLI::App& app);
+void register_gguf(CLI::App& app);
+// `fixq gru tables` and `fixq gru export-c`, added to the gru command.
+void register_gru_export(CLI::App& gru);
 
 }  // namespace fixq::cli

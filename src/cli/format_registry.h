@@ -35,4 +35,13 @@ const std::vector<CliFormat>& all_formats();
 std::vector<CliFormat> gguf_formats();
 std::vector<CliFormat> lowp_formats();
 
+// GGUF files in `fixq formats` (formats_gguf_file.cpp): `quantize` writes a .gguf when the
+// output is named so (from one .npy, or every tensor of a .safetensors), and `dequantize`
+// reads one tensor of a GGUF file.
+bool is_gguf_output(const std::string& path);
+bool is_gguf_file(const std::string& path);  // by its magic
+void quantize_to_gguf(const std::string& type, const std::string& in, const std::string& out, const std::string& name,
+                      const std::string& fallback);
+void dequantize_from_gguf(const std::string& in, const std::string& tensor, const std::string& out);
+
 }  // namespace fixq::cli

@@ -21,7 +21,7 @@ namespace fixq::cli {
 namespace {
 
 struct Options {
-  std::string model, float_model, out, config = "int8", scales = "pow2", method = "minmax", params_out, report;
+  std::string model, float_model, prefix, out, config = "int8", scales = "pow2", method = "minmax", params_out, report;
   std::vector<std::string> calib;
   std::string input, lengths;
   bool batch_first = false;
@@ -78,14 +78,18 @@ std::vector<float> batch_slice(const Sequences& s, int64_t b0, int64_t b1) {
   return out;
 }
 
+// A .fixq file is safetensors (8 bytes of header length, then '{') marked gru-quantized.
 bool is_quantized(const std::string& path) {
+  char head[9] = {};
+  std::ifstream(path, std::ios::binary).read(head, sizeof head);
+  if (head[8] != '{') return false;
   const SafetensorsFile f(path);
   const auto it = f.metadata().find("fixq.format");
   return it != f.metadata().end() && it->second == "gru-quantized";
 }
 
 void quantize_cmd(const Options& o) {
-  const GruModel model = load_gru_float(o.model);
+  const GruModel model = load_gru_float(o.model, o.prefix);
   const GruQuantConfig cfg = make_config(o);
   ObserverConfig oc;
   oc.method = parse_calib_method(o.method);
@@ -129,9 +133,10 @@ void run_cmd(const Options& o) {
   opt.lengths = lengths;
   GruOutput out;
   if (is_quantized(o.model)) {
+    require(o.prefix.empty(), "--prefix picks a GRU inside a float model file; ", o.model, " is a quantized model");
     out = QuantizedGru::load(o.model).forward(s.data.data(), s.shape, opt);
   } else {
-    out = gru_forward(load_gru_float(o.model), s.data.data(), s.shape, opt);
+    out = gru_forward(load_gru_float(o.model, o.prefix), s.data.data(), s.shape, opt);
   }
   const int64_t F = static_cast<int64_t>(out.y.size()) / std::max<int64_t>(1, s.T() * s.B());
   save_npy_f32(o.out, out.y.data(), Shape{s.T(), s.B(), F});
@@ -156,7 +161,7 @@ void require_same_shape(const GruModel& m, const QuantizedGru& q, const Options&
 
 void eval_cmd(const Options& o) {
   if (!o.report.empty()) check_report_path(o.report);  // before the work, not after it
-  const GruModel model = load_gru_float(o.float_model);
+  const GruModel model = load_gru_float(o.float_model, o.prefix);
   const QuantizedGru q = QuantizedGru::load(o.model);
   require_same_shape(model, q, o);
   const Sequences s = load_sequences(o.input, o.batch_first);
@@ -250,6 +255,13 @@ constexpr const char* kExportExample =
     "  /usr/bin/python3 tools/export_gru.py --out gru.safetensors --input-size 32 --hidden-size 64 --reference ref "
     "--seq-len 40 --batch 8\n";
 
+constexpr const char* kFloatModelHelp =
+    "float GRU: .safetensors (fixq's, or any state_dict holding an nn.GRU: safetensors.torch.save_file) or .onnx "
+    "(torch.onnx.export)";
+constexpr const char* kPrefixHelp =
+    "the GRU inside a whole model: its module prefix, e.g. encoder.rnn. (ONNX: the module of its GRU nodes); "
+    "needed when the file holds several";
+
 void register_gru(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("gru", "Quantize, run and evaluate integer-only GRUs");
   cmd->require_subcommand(1);
@@ -260,7 +272,8 @@ void register_gru(CLI::App& app) {
 
   auto q = std::make_shared<Options>();
   CLI::App* qc = cmd->add_subcommand("quantize", "Calibrate a float GRU and write the integer model");
-  qc->add_option("--model", q->model, "float model (.safetensors from tools/export_gru.py)")->required()->check(CLI::ExistingFile);
+  qc->add_option("--model", q->model, kFloatModelHelp)->required()->check(CLI::ExistingFile);
+  qc->add_option("--prefix", q->prefix, kPrefixHelp);
   qc->add_option("--calib", q->calib, "calibration sequences .npy [T, B, C] (repeatable)")->required()->check(CLI::ExistingFile);
   qc->add_option("--config", q->config, "int8, int16 or a JSON config file")->capture_default_str();
   qc->add_option("--scales", q->scales, "pow2 (shifts only) or multiplier")->capture_default_str();
@@ -278,7 +291,10 @@ void register_gru(CLI::App& app) {
 
   auto r = std::make_shared<Options>();
   CLI::App* rc = cmd->add_subcommand("run", "Run a float or quantized GRU over sequences");
-  rc->add_option("--model", r->model, "float .safetensors or quantized .fixq")->required()->check(CLI::ExistingFile);
+  rc->add_option("--model", r->model, "quantized .fixq, or a float model: " + std::string(kFloatModelHelp))
+      ->required()
+      ->check(CLI::ExistingFile);
+  rc->add_option("--prefix", r->prefix, kPrefixHelp);
   rc->add_option("--input", r->input, "sequences .npy [T, B, C]")->required()->check(CLI::ExistingFile);
   rc->add_option("--lengths", r->lengths, "int64 .npy [B] of real steps per sequence")->check(CLI::ExistingFile);
   rc->add_flag("--batch-first", r->batch_first, "sequences are [B, T, C]");
@@ -290,7 +306,8 @@ void register_gru(CLI::App& app) {
   auto e = std::make_shared<Options>();
   CLI::App* ec = cmd->add_subcommand("eval", "Compare a quantized GRU with its float model");
   ec->add_option("--model", e->model, "quantized .fixq")->required()->check(CLI::ExistingFile);
-  ec->add_option("--float", e->float_model, "float .safetensors")->required()->check(CLI::ExistingFile);
+  ec->add_option("--float", e->float_model, kFloatModelHelp)->required()->check(CLI::ExistingFile);
+  ec->add_option("--prefix", e->prefix, kPrefixHelp);
   ec->add_option("--input", e->input, "sequences .npy [T, B, C]")->required()->check(CLI::ExistingFile);
   ec->add_flag("--batch-first", e->batch_first, "sequences are [B, T, C]");
   ec->add_option("--report", e->report,
@@ -301,6 +318,8 @@ void register_gru(CLI::App& app) {
              "Example (files as made in `fixq gru quantize --help`):\n"
              "  build/bin/fixq gru eval --model gru.fixq --float gru.safetensors --input ref/x.npy --report eval.html");
   ec->callback([e] { eval_cmd(*e); });
+
+  register_gru_export(*cmd);
 }
 
 }  // namespace fixq::cli

@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   fixq::cli::register_formats(app);
   fixq::cli::register_quantize_stats(app);
   fixq::cli::register_bench(app);
+  fixq::cli::register_gguf(app);
   fixq::cli::register_gru(app);
   const auto help_hint = [&app] { return "run '" + command_path(app) + " --help' for usage"; };
   try {

@@ -1,5 +1,6 @@
-// fixq quantize-stats: llama.cpp's quantize-stats over the float tensors of a .safetensors
-// or .npy file. Each tensor is read once and round-tripped through every requested GGUF
+// fixq quantize-stats: llama.cpp's quantize-stats over the float tensors of a .safetensors,
+// .gguf or .npy file (a GGUF file's tensors already in a block format are listed, not
+// measured). Each tensor is read once and round-tripped through every requested GGUF
 // type in chunks of whole blocks (identical to whole-tensor packing, since blocks never
 // straddle a chunk), so memory stays at one tensor plus small buffers. The report is
 // llama.cpp's: per type one "rmse, maxerr, 95pct, median" line over all tensors (preceded,
@@ -17,6 +18,7 @@
 #include "cli/progress.h"
 #include "fixq/error.h"
 #include "fixq/gguf.h"
+#include "fixq/gguf_file.h"
 #include "fixq/metrics.h"
 #include "fixq/npy.h"
 #include "fixq/safetensors.h"
@@ -36,8 +38,9 @@ struct Options {
   bool per_tensor = false;
 };
 
-// The float tensors of a file, one at a time: a .npy (one tensor, <f4 or <f8) or a
-// safetensors file (F32, F16, BF16, F64; other dtypes are listed as skipped).
+// The float tensors of a file, one at a time: a .npy (one tensor, <f4 or <f8), a
+// safetensors file (F32, F16, BF16, F64; other dtypes are listed as skipped) or a GGUF
+// file (f32, f16, bf16, f64; tensors already in a block format are listed as such).
 class FloatTensors {
  public:
   explicit FloatTensors(const std::string& path) : path_(path) {
@@ -48,6 +51,18 @@ class FloatTensors {
       npy_values_ = load_npy_f32(path, &*npy_shape_);
       return;
     }
+    if (std::string(magic, 4) == "GGUF") {
+      gguf_.emplace(path);
+      for (const gguf::TensorInfo& t : gguf_->tensors()) {
+        if (t.type->is_float) {
+          gguf_floats_.push_back(&t);
+          continue;
+        }
+        std::vector<std::string>& list = t.type->is_int ? skipped_names_ : quantized_names_;
+        list.push_back(gguf::printable(t.name) + " " + std::string(t.type->name));
+      }
+      return;
+    }
     try {
       st_.emplace(path);
     } catch (const Error& e) {
@@ -56,24 +71,36 @@ class FloatTensors {
     for (const SafetensorsTensorInfo& t : st_->tensors()) {
       const bool is_float = t.dtype == SafetensorsDtype::F32 || t.dtype == SafetensorsDtype::F16 ||
                             t.dtype == SafetensorsDtype::BF16 || t.dtype == SafetensorsDtype::F64;
-      (is_float ? floats_ : skipped_).push_back(&t);
+      if (is_float)
+        floats_.push_back(&t);
+      else
+        skipped_names_.push_back(t.name + " " + to_string(t.dtype));
     }
   }
 
-  std::size_t count() const { return npy_shape_ ? 1 : floats_.size(); }
-  std::string name(std::size_t i) const { return npy_shape_ ? path_ : floats_[i]->name; }
-  Shape shape(std::size_t i) const { return npy_shape_ ? *npy_shape_ : floats_[i]->shape; }
-  std::vector<float> values(std::size_t i) const {
-    return npy_shape_ ? npy_values_ : st_->read_f32(floats_[i]->name);
+  std::size_t count() const { return npy_shape_ ? 1 : gguf_ ? gguf_floats_.size() : floats_.size(); }
+  std::string name(std::size_t i) const {
+    return npy_shape_ ? path_ : gguf_ ? gguf::printable(gguf_floats_[i]->name) : floats_[i]->name;
   }
-  const std::vector<const SafetensorsTensorInfo*>& skipped() const { return skipped_; }
+  Shape shape(std::size_t i) const {
+    return npy_shape_ ? *npy_shape_ : gguf_ ? gguf_floats_[i]->shape : floats_[i]->shape;
+  }
+  std::vector<float> values(std::size_t i) const {
+    return npy_shape_ ? npy_values_ : gguf_ ? gguf_->read_f32(*gguf_floats_[i]) : st_->read_f32(floats_[i]->name);
+  }
+  // "name dtype" of the tensors not measured: of other dtypes, and already quantized.
+  const std::vector<std::string>& skipped() const { return skipped_names_; }
+  const std::vector<std::string>& quantized() const { return quantized_names_; }
 
  private:
   std::string path_;
   std::optional<Shape> npy_shape_;
   std::vector<float> npy_values_;
   std::optional<SafetensorsFile> st_;
-  std::vector<const SafetensorsTensorInfo*> floats_, skipped_;
+  std::vector<const SafetensorsTensorInfo*> floats_;
+  std::optional<gguf::File> gguf_;
+  std::vector<const gguf::TensorInfo*> gguf_floats_;
+  std::vector<std::string> skipped_names_, quantized_names_;
 };
 
 struct TypeReport {
@@ -117,12 +144,14 @@ void run(const Options& o) {
     elements += numel(shapes.back());
   }
   std::printf("%s: float tensors %zu, values %lld", o.path.c_str(), file.count(), static_cast<long long>(elements));
-  if (!file.skipped().empty()) {
-    std::printf("; tensors of other dtypes skipped %zu (", file.skipped().size());
-    for (std::size_t i = 0; i < file.skipped().size(); ++i)
-      std::printf("%s%s %s", i ? ", " : "", file.skipped()[i]->name.c_str(), to_string(file.skipped()[i]->dtype).c_str());
+  const auto list = [](const char* what, const std::vector<std::string>& names) {
+    if (names.empty()) return;
+    std::printf("; %s %zu (", what, names.size());
+    for (std::size_t i = 0; i < names.size(); ++i) std::printf("%s%s", i ? ", " : "", names[i].c_str());
     std::printf(")");
-  }
+  };
+  list("tensors of other dtypes skipped", file.skipped());
+  list("already quantized, not measured", file.quantized());
   std::printf("\n");
   std::fflush(stdout);
 
@@ -175,7 +204,9 @@ void register_quantize_stats(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "quantize-stats", "llama.cpp's quantize-stats: error of GGUF types over the float tensors of a file");
-  cmd->add_option("file", o->path, ".safetensors (F32, F16, BF16, F64 tensors) or .npy (float32 / float64)")
+  cmd->add_option("file", o->path,
+                  ".safetensors (F32, F16, BF16, F64 tensors), .gguf (f32, f16, bf16, f64 tensors) or .npy (float32 / "
+                  "float64)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--types", o->types, "GGUF types, comma-separated (default: " + std::string(kDefaultTypes) + ")")
@@ -187,7 +218,9 @@ void register_quantize_stats(CLI::App& app) {
       "of a type's block are skipped for that type. A progress bar shows on a terminal for large files.\n"
       "Example (from the repository root; gru.safetensors as made in `fixq gru quantize --help`):\n"
       "  build/bin/fixq quantize-stats --types q4_0,q8_0,iq4_nl data/charlm/gru.weight_hh_l0.npy\n"
-      "  build/bin/fixq quantize-stats --types q4_0,q4_K,q6_K --per-tensor gru.safetensors");
+      "  build/bin/fixq quantize-stats --types q4_0,q4_K,q6_K --per-tensor gru.safetensors\n"
+      "  build/bin/fixq formats quantize --type f16 gru.safetensors -o gru_f16.gguf\n"
+      "  build/bin/fixq quantize-stats --types q4_0,q8_0 gru_f16.gguf");
   cmd->callback([o] {
     if (o->types.empty()) o->types = CLI::detail::split(kDefaultTypes, ',');
     run(*o);

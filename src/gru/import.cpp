@@ -9,6 +9,7 @@
 
 #include "fixq/error.h"
 #include "fixq/gru.h"
+#include "gru/state_dict_file.h"
 
 namespace fixq {
 namespace {
@@ -75,6 +76,11 @@ void check_shape(const char* who, const NamedTensor& t, const Shape& want, const
 }
 
 }  // namespace
+
+bool is_torch_gru_tensor_name(const std::string& name) {
+  TorchKey key;
+  return parse_torch_name(name, key);
+}
 
 GruModel gru_from_torch(const std::vector<NamedTensor>& state_dict) {
   constexpr const char* who = "gru_from_torch";

@@ -1,5 +1,6 @@
-// The float GRU model file: an nn.GRU state_dict in safetensors, with metadata that says
-// what it is, so that a wrong file is refused by name rather than misread.
+// The float GRU model file (an nn.GRU state_dict in safetensors, with metadata that says
+// what it is), and the front door that tells the files users have apart by their bytes.
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -7,6 +8,7 @@
 #include "fixq/error.h"
 #include "fixq/gru.h"
 #include "fixq/safetensors.h"
+#include "gru/state_dict_file.h"
 
 namespace fixq {
 namespace {
@@ -40,17 +42,9 @@ int64_t metadata_size(const std::string& path, const std::map<std::string, std::
   return v;
 }
 
-}  // namespace
-
-GruModel load_gru_float(const std::string& path) {
-  const SafetensorsFile file(path);
+// fixq's own file: every tensor is the GRU's, and the metadata repeats the sizes.
+GruModel load_fixq_file(const std::string& path, const SafetensorsFile& file) {
   const auto& metadata = file.metadata();
-  const auto format = metadata.find(kFormatKey);
-  if (format == metadata.end() || format->second != kFormat)
-    fail_load(path, "not a float GRU model file: metadata \"", kFormatKey, "\" is ",
-              format == metadata.end() ? "missing" : "\"" + format->second + "\"", " (expected \"",
-              kFormat, "\"; tools/export_gru.py writes such files)");
-
   std::vector<NamedTensor> state_dict;
   for (const SafetensorsTensorInfo& t : file.tensors()) state_dict.push_back({t.name, t.shape, file.read_f32(t.name)});
   GruModel model;
@@ -73,6 +67,54 @@ GruModel load_gru_float(const std::string& path) {
     fail_load(path, "metadata \"bidirectional\" is \"", bidirectional, "\" but the tensors say ",
               model.bidirectional ? "true" : "false");
   return model;
+}
+
+GruModel load_safetensors_model(const std::string& path, const std::string& prefix) {
+  const SafetensorsFile file(path);
+  const auto format = file.metadata().find(kFormatKey);
+  if (format == file.metadata().end()) return gru_from_state_dict_file(file, prefix);
+  if (format->second != kFormat)
+    fail_load(path, "not a float GRU model file: metadata \"", kFormatKey, "\" is \"", format->second,
+              "\" (expected \"", kFormat, "\"; tools/export_gru.py writes such files, and a plain state_dict has no \"",
+              kFormatKey, "\")");
+  if (!prefix.empty())
+    fail_load(path, "--prefix '", prefix, "' does not apply: this is fixq's own model file, which holds one GRU");
+  return load_fixq_file(path, file);
+}
+
+// What the first bytes say: safetensors starts with a little-endian header length and
+// '{'; GGUF with its magic; an ONNX ModelProto with field 1 (ir_version, a varint: 0x08).
+enum class FileKind { Safetensors, Onnx, Gguf, Unknown };
+
+FileKind sniff(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail_load(path, "cannot open it");
+  char head[9] = {};
+  in.read(head, sizeof head);
+  const std::streamsize got = in.gcount();
+  if (got >= 4 && std::string(head, 4) == "GGUF") return FileKind::Gguf;
+  if (got == 9 && head[8] == '{') return FileKind::Safetensors;
+  const auto ends_with = [&](const char* ext) { return path.ends_with(ext); };
+  if (ends_with(".safetensors")) return FileKind::Safetensors;  // a damaged one gets the reader's message
+  if (ends_with(".onnx") || (got >= 1 && head[0] == 0x08)) return FileKind::Onnx;
+  return FileKind::Unknown;
+}
+
+}  // namespace
+
+GruModel load_gru_float(const std::string& path, const std::string& prefix) {
+  switch (sniff(path)) {
+    case FileKind::Safetensors:
+      return load_safetensors_model(path, prefix);
+    case FileKind::Onnx:
+      return load_gru_onnx(path, prefix);
+    case FileKind::Gguf:
+      fail_load(path, "is a GGUF file (LLM weights for ggml); a float GRU comes as safetensors (a state_dict) or ONNX");
+    case FileKind::Unknown:
+      break;
+  }
+  fail_load(path, "neither a safetensors file nor an ONNX model; fixq reads a GRU from either "
+            "(safetensors.torch.save_file(model.state_dict(), ...) or torch.onnx.export)");
 }
 
 void save_gru_float(const std::string& path, const GruModel& model) {

@@ -1,5 +1,6 @@
 // build_plan: fixed-point ratios, compensation and bias constants, tables (seed 000 Step 2).
 #include <cmath>
+#include <string>
 
 #include "fixq/error.h"
 #include "gru/q_fast.h"
@@ -48,7 +49,7 @@ PackedB pack(const std::vector<int32_t>& q, int64_t rows, int64_t cols, int bits
 
 CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_t input_size, int64_t hidden_size,
                     std::vector<int32_t> q_w, std::vector<int32_t> q_r, std::vector<int32_t> q_bx,
-                    std::vector<int32_t> q_br) {
+                    std::vector<int32_t> q_br, StoredTables* stored) {
   const int64_t H = hidden_size, C = input_size, H3 = 3 * H;
   require(q_w.size() == static_cast<size_t>(H3 * C) && q_r.size() == static_cast<size_t>(H3 * H) &&
               q_bx.size() == static_cast<size_t>(H3) && q_br.size() == static_cast<size_t>(H3),
@@ -108,9 +109,16 @@ CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_
   const double one = round_half_even(1.0 / s(GruOp::ZOut));
   require(one <= 0x1p30, "GRU z_out scale ", s(GruOp::ZOut), " is too small: 1 / scale must stay below 2^30");
   c.q_one = static_cast<int32_t>(one) + c.z_out.zp;
-  c.sig_z = ActivationLut::build(ActivationLut::Fn::Sigmoid, p[GruOp::ZPre], p[GruOp::ZOut]);
-  c.sig_r = ActivationLut::build(ActivationLut::Fn::Sigmoid, p[GruOp::RPre], p[GruOp::ROut]);
-  c.tanh_g = ActivationLut::build(ActivationLut::Fn::Tanh, p[GruOp::GPre], p[GruOp::GOut]);
+  if (stored != nullptr) {
+    auto name = [&](const char* t) { return "quantized GRU " + stored->file + ": table cell" + std::to_string(stored->cell) + "." + t; };
+    c.sig_z = ActivationLut::from_entries(p[GruOp::ZPre], p[GruOp::ZOut], std::move(stored->sig_z), name("sig_z"));
+    c.sig_r = ActivationLut::from_entries(p[GruOp::RPre], p[GruOp::ROut], std::move(stored->sig_r), name("sig_r"));
+    c.tanh_g = ActivationLut::from_entries(p[GruOp::GPre], p[GruOp::GOut], std::move(stored->tanh_g), name("tanh_g"));
+  } else {
+    c.sig_z = ActivationLut::build(ActivationLut::Fn::Sigmoid, p[GruOp::ZPre], p[GruOp::ZOut]);
+    c.sig_r = ActivationLut::build(ActivationLut::Fn::Sigmoid, p[GruOp::RPre], p[GruOp::ROut]);
+    c.tanh_g = ActivationLut::build(ActivationLut::Fn::Tanh, p[GruOp::GPre], p[GruOp::GOut]);
+  }
   c.w = pack(q_w, H3, C, config.bits_of(GruOp::W));
   c.r = pack(q_r, H3, H, config.bits_of(GruOp::R));
   c.q_w = std::move(q_w);

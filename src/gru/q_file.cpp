@@ -11,6 +11,10 @@ namespace fixq {
 namespace {
 
 constexpr const char* kFormat = "gru-quantized";
+// Version 1 (no "fixq.version" key) stored no activation tables: a loader rebuilt them
+// from the parameters with the host's libm. Version 2 stores them (docs/spec.md 7.2).
+constexpr int kVersion = 2;
+constexpr const char* kTableNames[3] = {"sig_z", "sig_r", "tanh_g"};
 
 std::string tensor_name(size_t cell, const char* what) { return "cell" + std::to_string(cell) + "." + what; }
 
@@ -26,6 +30,20 @@ std::vector<std::byte> narrow(const std::vector<int32_t>& v, int bits) {
     }
   }
   return out;
+}
+
+int file_version(const std::map<std::string, std::string>& m, const std::string& path) {
+  const auto it = m.find("fixq.version");
+  if (it == m.end()) return 1;
+  if (it->second == "1" || it->second == "2") return it->second[0] - '0';
+  fail("quantized GRU ", path, ": file version '", it->second, "' is not one this fixq reads (1 or 2); a newer fixq wrote it");
+}
+
+std::vector<int32_t> read_table(const SafetensorsFile& f, const std::string& name) {
+  const SafetensorsTensorInfo& info = f.info(name);
+  if (info.shape.size() != 1)
+    fail("quantized GRU ", f.path(), ": table '", name, "' has shape ", shape_str(info.shape), ", expected 1-D");
+  return f.read_i32(name);
 }
 
 std::vector<int32_t> read_ints(const SafetensorsFile& f, const std::string& name, int bits, const Shape& shape) {
@@ -65,7 +83,7 @@ void QuantizedGru::save(const std::string& path) const {
     bufs.push_back(narrow(v, bits));
     views.push_back({name, bits <= 8 ? SafetensorsDtype::I8 : SafetensorsDtype::I16, std::move(shape), bufs.back()});
   };
-  bufs.reserve(m.plans.size() * 4);
+  bufs.reserve(m.plans.size() * 7);
   for (size_t c = 0; c < m.plans.size(); ++c) {
     const gru_detail::CellPlan& p = m.plans[c];
     const int64_t H3 = 3 * p.hidden_size;
@@ -73,8 +91,16 @@ void QuantizedGru::save(const std::string& path) const {
     add(tensor_name(c, "R"), p.q_r, cfg.bits_of(GruOp::R), {H3, p.hidden_size});
     add(tensor_name(c, "bx"), p.q_bx, cfg.bits_of(GruOp::Bx), {H3});
     add(tensor_name(c, "br"), p.q_br, cfg.bits_of(GruOp::Br), {H3});
+    const ActivationLut* luts[3] = {&p.sig_z, &p.sig_r, &p.tanh_g};
+    for (int t = 0; t < 3; ++t) {
+      const auto e = luts[t]->table();
+      bufs.emplace_back(e.size() * sizeof(int32_t));
+      std::memcpy(bufs.back().data(), e.data(), bufs.back().size());  // little-endian hosts only (the library's premise)
+      views.push_back({tensor_name(c, kTableNames[t]), SafetensorsDtype::I32, Shape{static_cast<int64_t>(e.size())}, bufs.back()});
+    }
   }
   const std::map<std::string, std::string> meta{{"fixq.format", kFormat},
+                                                {"fixq.version", std::to_string(kVersion)},
                                                 {"input_size", std::to_string(m.input_size)},
                                                 {"hidden_size", std::to_string(m.hidden_size)},
                                                 {"num_layers", std::to_string(m.num_layers)},
@@ -89,6 +115,7 @@ QuantizedGru QuantizedGru::load(const std::string& path) {
   const auto format = meta.find("fixq.format");
   if (format == meta.end() || format->second != kFormat)
     fail("quantized GRU ", path, ": not a fixq quantized GRU (metadata 'fixq.format' must be '", kFormat, "')");
+  const int version = file_version(meta, path);
   auto impl = std::make_unique<Impl>();
   impl->input_size = meta_int(meta, "input_size", path);
   impl->hidden_size = meta_int(meta, "hidden_size", path);
@@ -118,12 +145,28 @@ QuantizedGru QuantizedGru::load(const std::string& path) {
     require(p[GruOp::W].size() == static_cast<size_t>(H3) && p[GruOp::R].size() == static_cast<size_t>(H3) &&
                 p[GruOp::Bx].size() == static_cast<size_t>(H3) && p[GruOp::Br].size() == static_cast<size_t>(H3),
             "quantized GRU ", path, ": cell ", c, " parameters are not per channel of 3H = ", H3);
+    // Version 2: the tables as stored. Version 1: rebuilt from the parameters.
+    gru_detail::StoredTables stored;
+    if (version >= 2) {
+      stored.sig_z = read_table(f, tensor_name(c, kTableNames[0]));
+      stored.sig_r = read_table(f, tensor_name(c, kTableNames[1]));
+      stored.tanh_g = read_table(f, tensor_name(c, kTableNames[2]));
+      stored.file = path;
+      stored.cell = c;
+    }
     impl->plans.push_back(gru_detail::build_plan(p, cfg, C, H, read_ints(f, tensor_name(c, "W"), cfg.bits_of(GruOp::W), {H3, C}),
                                                  read_ints(f, tensor_name(c, "R"), cfg.bits_of(GruOp::R), {H3, H}),
                                                  read_ints(f, tensor_name(c, "bx"), cfg.bits_of(GruOp::Bx), {H3}),
-                                                 read_ints(f, tensor_name(c, "br"), cfg.bits_of(GruOp::Br), {H3})));
+                                                 read_ints(f, tensor_name(c, "br"), cfg.bits_of(GruOp::Br), {H3}),
+                                                 version >= 2 ? &stored : nullptr));
   }
   return QuantizedGru(std::move(impl));
+}
+
+std::array<const ActivationLut*, 3> QuantizedGru::tables(size_t cell) const {
+  require(cell < impl_->plans.size(), "GRU cell ", cell, " does not exist (the model has ", impl_->plans.size(), ")");
+  const gru_detail::CellPlan& p = impl_->plans[cell];
+  return {&p.sig_z, &p.sig_r, &p.tanh_g};
 }
 
 }  // namespace fixq

@@ -1,6 +1,7 @@
 // Activation lookup tables: exact for 8-bit inputs, interpolated for 16-bit inputs with a
 // bound that is checked for every input value when the table is built.
 #include <cmath>
+#include <string>
 
 #include "fixq/error.h"
 #include "fixq/qgru.h"
@@ -82,6 +83,35 @@ struct ScalarLutOps {
 };
 
 }  // namespace
+
+ActivationLut ActivationLut::from_entries(const QuantParams& in, const QuantParams& out, std::vector<int32_t> entries,
+                                          const std::string& what) {
+  require(in.size() == 1 && out.size() == 1, "activation tables need per-tensor input and output parameters");
+  ActivationLut lut;
+  const IntFormat fi = in.scheme.format, fo = out.scheme.format;
+  lut.qmin_ = fi.qmin();
+  lut.out_min_ = fo.qmin();
+  lut.out_max_ = fo.qmax();
+  const int64_t count = int64_t{fi.qmax()} - fi.qmin() + 1;
+  const int64_t n = static_cast<int64_t>(entries.size());
+  if (fi.bits <= 8) {
+    if (n != count) fail(what, ": ", n, " entries; a table of an ", fi.bits, "-bit input has ", count);
+    for (int64_t i = 0; i < n; ++i)
+      if (entries[static_cast<size_t>(i)] < lut.out_min_ || entries[static_cast<size_t>(i)] > lut.out_max_)
+        fail(what, ": entry ", i, " = ", entries[static_cast<size_t>(i)], " is outside the output range [", lut.out_min_,
+             ", ", lut.out_max_, "]");
+  } else {
+    int s = 0;
+    while (s <= kMaxShift && (count >> s) + 1 != n) ++s;
+    if (s > kMaxShift)
+      fail(what, ": ", n, " knots fit no interpolation step; a ", fi.bits, "-bit input has (", count,
+           " >> s) + 1 knots, s in [0, ", kMaxShift, "]");
+    lut.shift_ = s;
+    lut.frac_bits_ = kFracBits;
+  }
+  lut.table_ = std::move(entries);
+  return lut;
+}
 
 int32_t ActivationLut::operator()(int32_t q) const {
   return static_cast<int32_t>(gru_detail::activation_lookup(ScalarLutOps{}, *this, q));

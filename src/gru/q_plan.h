@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <array>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "fixq/arith.h"
@@ -61,10 +62,18 @@ struct CellRefs {
   const ActivationLut& table(UnitLut l) const { return *lut[static_cast<size_t>(l)]; }
 };
 
-// Builds the plan of one cell from its integer weights and parameters.
+// The entries of a cell's three activation tables as a .fixq file stores them.
+struct StoredTables {
+  std::vector<int32_t> sig_z, sig_r, tanh_g;
+  std::string file;  // for messages
+  size_t cell = 0;
+};
+
+// Builds the plan of one cell from its integer weights and parameters. The activation
+// tables are computed from the parameters (ActivationLut::build), or taken from `stored`.
 CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_t input_size, int64_t hidden_size,
                     std::vector<int32_t> q_w, std::vector<int32_t> q_r, std::vector<int32_t> q_bx,
-                    std::vector<int32_t> q_br);
+                    std::vector<int32_t> q_br, StoredTables* stored = nullptr);
 
 // The integer time loop of one cell: the fast path (q_fast_loop.cpp) when the CPU has
 // AVX2 and the cell has a fast plan, else the reference (q_step_intonly.cpp, no float

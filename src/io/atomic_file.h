@@ -15,4 +15,26 @@ void write_file_atomically(const std::string& path,
                            std::initializer_list<std::pair<const void*, std::size_t>> parts,
                            const char* what);
 
+// The same, piece by piece, for files too large to assemble in memory: write() appends to
+// a new temporary file next to `path`; commit() syncs it and renames it over `path`. If
+// the object is destroyed without a commit (an exception on the way), the temporary is
+// removed and an existing file at `path` is left untouched. Errors as above.
+class AtomicFileWriter {
+ public:
+  AtomicFileWriter(const std::string& path, const char* what);
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+  ~AtomicFileWriter();
+
+  void write(const void* data, std::size_t n);
+  void commit();
+
+ private:
+  std::string target_;
+  const char* what_;
+  std::string path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
 }  // namespace fixq

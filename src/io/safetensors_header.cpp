@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fixq/error.h"
+#include "io/printable.h"
 
 namespace fixq {
 namespace {
@@ -61,7 +62,8 @@ Json parse_json(const std::string& path, std::string_view text) {
   try {
     return Json::parse(text, check_event);
   } catch (const Json::exception& e) {
-    fail_file(path, "malformed header: not valid JSON: ", e.what());
+    // nlohmann quotes the bytes it stopped at, which may be anything.
+    fail_file(path, "malformed header: not valid JSON: ", detail::printable(e.what()));
   }
 }
 

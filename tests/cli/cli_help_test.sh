@@ -78,7 +78,7 @@ expect_error() {  # expect_error NEEDLE ARGS...
 }
 expect_error "'fixq' needs a command: one of info, .*gru; run 'fixq --help'"
 expect_error "unknown command 'frobnicate'; run 'fixq --help'" frobnicate
-expect_error "'fixq gru' needs a command: one of quantize, run, eval; run 'fixq gru --help'" gru
+expect_error "'fixq gru' needs a command: one of quantize, run, eval, tables, export-c; run 'fixq gru --help'" gru
 expect_error "unknown command 'frob'; run 'fixq formats --help'" formats frob
 expect_error "File does not exist: missing.npy; run 'fixq quant-error --help'" quant-error missing.npy
 expect_error "--bits.*; run 'fixq quant-error --help'" quant-error data/charlm/embedding.npy --bits four

@@ -32,7 +32,8 @@ all=$(cat "$tmp"/blocks/*.sh)
 pydir=$(realpath -m "$(dirname "$fixq")/../python")
 have_python=0
 compgen -G "$pydir/fixq/_fixq*.so" >/dev/null && have_python=1
-for needle in "tools/export_gru.py" "build/bin/fixq gru quantize" "build/bin/fixq gru eval" "build/bin/fixq gru run"; do
+for needle in "tools/export_gru.py" "build/bin/fixq gru quantize" "build/bin/fixq gru eval" "build/bin/fixq gru run" \
+  "build/bin/fixq gru export-c"; do
   grep -qF -- "$needle" <<<"$all" || { echo "guide_test: the guide never runs '$needle'" >&2; exit 1; }
 done
 
@@ -60,7 +61,7 @@ done
 
 # The files the guide says it makes.
 files=(gru.safetensors ref/x.npy ref/y.npy calib.npy params.json gru.fixq gru16.fixq gru_mixed.fixq eval.html
-  y_int.npy y_int_padded.npy)
+  y_int.npy y_int_padded.npy mcu/kws.h mcu/kws.c mcu/y0.bin mcu/kws_m4.o mcu/tables.h mcu/cell1.tanh_g.npy)
 [[ $have_python == 0 ]] || files+=(gru_py.fixq)
 for f in "${files[@]}"; do
   [[ -s "$tmp/run/gru-work/$f" ]] || { echo "guide_test: gru-work/$f was not written" >&2; exit 1; }

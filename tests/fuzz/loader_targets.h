@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fixq/error.h"
+#include "fixq/gguf_file.h"
 #include "fixq/gru.h"
 #include "fixq/npy.h"
 #include "fixq/packed_file.h"
@@ -35,7 +36,21 @@ inline void load_safetensors(const std::string& path) {
   }
 }
 
+// fixq's float model file, a plain state_dict or an ONNX model, whichever the bytes are.
 inline void load_gru_float_model(const std::string& path) { load_gru_float(path); }
+
+// An ONNX model's GRU (the bytes are always taken as ONNX, whatever they start with).
+inline void load_gru_onnx_model(const std::string& path) { load_gru_onnx(path); }
+
+// Opens the file, then reads every tensor: raw bytes always, and as float32 where fixq
+// decodes the type (read_f32 has its own checks, e.g. integers not exact in float32).
+inline void load_gguf(const std::string& path) {
+  const gguf::File file(path);
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    file.read_raw(t);
+    if (t.type->decodable()) file.read_f32(t);
+  }
+}
 
 // A loaded model is also run on a tiny input of its width (T = 2, B = 1), so that every
 // loaded parameter (scales, tables, weights) is used at least once.
@@ -60,12 +75,14 @@ struct Target {
   void (*load)(const std::string& path);
 };
 
-inline constexpr std::array<Target, 5> kTargets{{
+inline constexpr std::array<Target, 7> kTargets{{
     {"safetensors", load_safetensors},
     {"gru_float", load_gru_float_model},
     {"qgru", load_qgru_and_run},
     {"packed", load_packed_tensor},
     {"npy", load_npy_array},
+    {"gguf", load_gguf},
+    {"onnx_gru", load_gru_onnx_model},
 }};
 
 // The target of that name; throws fixq::Error for an unknown one.

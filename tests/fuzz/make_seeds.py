@@ -137,10 +137,45 @@ def packed_bytes(fmt, shape, payload):
     return head + struct.pack("<Q", len(payload)) + payload
 
 
+def gguf_string(s):
+    b = s.encode()
+    return struct.pack("<Q", len(b)) + b
+
+
+def gguf_all_values():
+    """A GGUF v3 file written from the spec: one metadata entry of every value type (an
+    array of arrays included) and an f32 tensor."""
+    kv = [("u8", 0, struct.pack("<B", 7)), ("i8", 1, struct.pack("<b", -7)), ("u16", 2, struct.pack("<H", 7)),
+          ("i16", 3, struct.pack("<h", -7)), ("u32", 4, struct.pack("<I", 7)), ("i32", 5, struct.pack("<i", -7)),
+          ("f32", 6, struct.pack("<f", 0.5)), ("bool", 7, b"\1"), ("str", 8, gguf_string("x")),
+          ("arr", 9, struct.pack("<IQ", 5, 2) + struct.pack("<2i", 1, 2)),
+          ("nested", 9, struct.pack("<IQ", 9, 1) + struct.pack("<IQ", 8, 1) + gguf_string("y")),
+          ("u64", 10, struct.pack("<Q", 7)), ("i64", 11, struct.pack("<q", -7)), ("f64", 12, struct.pack("<d", 0.25))]
+    head = b"GGUF" + struct.pack("<IQQ", 3, 1, len(kv))
+    for key, t, v in kv:
+        head += gguf_string(key) + struct.pack("<I", t) + v
+    head += gguf_string("t") + struct.pack("<IQQ", 2, 2, 1) + struct.pack("<IQ", 0, 0)
+    head += b"\0" * ((32 - len(head) % 32) % 32)
+    return head + struct.pack("<2f", 1.0, -1.0)
+
+
+def onnx_export(tmp, name, c, h, layers, bidirectional):
+    import warnings
+    import torch
+    torch.manual_seed(layers)
+    gru = torch.nn.GRU(c, h, num_layers=layers, bidirectional=bidirectional)
+    path = os.path.join(tmp, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(gru, (torch.zeros(2, 1, c),), path, opset_version=14)
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def main():
     if not os.access(FIXQ, os.X_OK):
         sys.exit("make_seeds.py: %s is missing; build fixq first (scripts/setup.sh)" % FIXQ)
-    for f in glob.glob(os.path.join(CORPUS, "*", "seed-*")) + glob.glob(os.path.join(UNFIXED, "*", "*")):
+    for f in glob.glob(os.path.join(CORPUS, "*", "seed-*")):
         os.remove(f)
     data_dir = os.path.join(ROOT, "tests", "io", "data")
     with tempfile.TemporaryDirectory() as tmp:
@@ -173,6 +208,31 @@ def main():
         out("gru_float", "small-f64.safetensors", with_dtype(small, "F64", "<f8"))
         tensors, metadata = read_safetensors(small)
         out("gru_float", "small-wrong-meta.safetensors", safetensors_bytes(tensors, dict(metadata, hidden_size="5")))
+        # Plain state_dicts (no fixq metadata): a GRU inside a model, two GRUs, an LSTM.
+        prefixed = [("encoder.rnn." + n, d, s, r) for n, d, s, r in tensors] + [("fc.weight", "F32", [1], b"\0" * 4)]
+        variants("gru_float", "plain-prefixed.safetensors", safetensors_bytes(prefixed, {"format": "pt"}))
+        out("gru_float", "plain-two-grus.safetensors",
+            safetensors_bytes(prefixed + [("dec." + n, d, s, r) for n, d, s, r in tensors]))
+        out("gru_float", "plain-f16.safetensors", with_dtype(safetensors_bytes(tensors), "F16", "<f2"))
+        lstm = [("weight_ih_l0", "F32", [16, 3], b"\0" * 192), ("weight_hh_l0", "F32", [16, 4], b"\0" * 256)]
+        out("gru_float", "plain-lstm.safetensors", safetensors_bytes(lstm))
+
+        # gguf: fixq's own writer (every kind of tensor type), a hand-built header with
+        # metadata of every value type, damaged copies.
+        x = os.path.join(tmp, "x.npy")
+        np.save(x, np.random.default_rng(7).standard_normal((2, 256)).astype("<f4"))
+        for t in ("q4_0", "q4_K", "iq4_nl", "f16", "bf16"):
+            g = os.path.join(tmp, t + ".gguf")
+            subprocess.run([FIXQ, "formats", "quantize", "--type", t, x, "--name", "w", "-o", g], check=True,
+                           stdout=subprocess.DEVNULL)
+            with open(g, "rb") as f:
+                (variants if t == "q4_K" else out)("gguf", t + ".gguf", f.read())
+        variants("gguf", "all-values.gguf", gguf_all_values())
+
+        # onnx_gru: torch.onnx.export of a GRU (one layer; two bidirectional), damaged.
+        variants("onnx_gru", "gru.onnx", onnx_export(tmp, "g1.onnx", 2, 2, 1, False))
+        out("onnx_gru", "gru-2layer-bidi.onnx", onnx_export(tmp, "g2.onnx", 1, 1, 2, True))
+        out("gru_float", "gru.onnx", onnx_export(tmp, "g3.onnx", 1, 2, 1, False))
 
         # qgru: int8 / int16, shifts / multipliers, bidirectional, two layers.
         def calib(name, c):
@@ -211,6 +271,22 @@ def main():
         crash("qgru", "z-out-scale-tiny.fixq",
               qgru_variant(int8, lambda p: set_all(p, "z_out", scale=[2.0 ** -100], exponent=[100])))
         crash("qgru", "exponent-int32-min.fixq", qgru_variant(int8, lambda p: set_all(p, "x", exponent=[-2 ** 31])))
+
+        # qgru version 2 stores the activation tables: the same model as a version 1 file
+        # (no tables, rebuilt at load), and tables of a length that fits no layout or with a
+        # direct entry outside the output range.
+        def edit_tables(data, edit):
+            tensors, metadata = read_safetensors(data)
+            return safetensors_bytes(edit(tensors, metadata), metadata)
+        def as_version1(tensors, metadata):
+            metadata.pop("fixq.version")
+            return [t for t in tensors if not t[0].endswith((".sig_z", ".sig_r", ".tanh_g"))]
+        def table(name, values):
+            return lambda tensors, metadata: [(k, d, [len(values)], np.array(values, "<i4").tobytes()) if k == name
+                                              else (k, d, s, raw) for k, d, s, raw in tensors]
+        out("qgru", "int8-pow2-version1.fixq", edit_tables(int8, as_version1))
+        out("qgru", "table-length.fixq", edit_tables(int8, table("cell0.sig_z", [0] * 255)))
+        out("qgru", "table-entry-range.fixq", edit_tables(int8, table("cell0.tanh_g", [300] * 256)))
 
         # packed: a payload with and without a shape.
         variants("packed", "q8.bin", packed_bytes("q8_0", [2, 32], bytes(range(68))))

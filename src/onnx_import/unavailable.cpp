@@ -1,0 +1,14 @@
+// load_gru_onnx in a build without ONNX support (-DFIXQ_ONNX=OFF): a clear refusal.
+#include "fixq/error.h"
+#include "fixq/gru.h"
+
+namespace fixq {
+
+bool onnx_supported() { return false; }
+
+GruModel load_gru_onnx(const std::string& path, const std::string&) {
+  fail("load_gru_onnx: ", path, ": this fixq was built without ONNX support; install Debian's libonnx-dev and "
+       "libprotobuf-dev and configure with -DFIXQ_ONNX=ON (the default)");
+}
+
+}  // namespace fixq
