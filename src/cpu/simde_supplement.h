@@ -219,10 +219,41 @@ R cvtph_ps(const V& a) {
   return vec<R>(r);
 }
 
+// VDPBF16PS zmm: per float32 lane, c += a.bf16[1] * b.bf16[1], then c += a.bf16[0] *
+// b.bf16[0], each an FMA with DAZ in, FTZ out and round-to-nearest-even (MXCSR ignored).
+inline float daz_ftz(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7F800000u) == 0) u &= 0x80000000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+inline float bf16_bits_to_float(uint32_t h) {
+  const uint32_t u = h << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+template <class BH>
+simde__m512 dpbf16_ps(simde__m512 src, const BH& a, const BH& b) {
+  auto c = lanes<float, 16>(src);
+  const auto x = lanes<uint32_t, 16>(a), y = lanes<uint32_t, 16>(b);
+  for (int i = 0; i < 16; ++i) {
+    for (int half = 1; half >= 0; --half) {
+      const float p = daz_ftz(bf16_bits_to_float((x.v[i] >> (16 * half)) & 0xFFFFu));
+      const float q = daz_ftz(bf16_bits_to_float((y.v[i] >> (16 * half)) & 0xFFFFu));
+      c.v[i] = daz_ftz(std::fma(p, q, daz_ftz(c.v[i])));
+    }
+  }
+  return vec<simde__m512>(c);
+}
+
 }  // namespace fixq::emulated
 
 #define _mm512_maskz_loadu_epi32(k, p) \
   (fixq::emulated::mask_loadu<simde__m512i, int32_t, 16>(simde_mm512_setzero_si512(), (k), (p)))
+#define _mm512_maskz_loadu_epi16(k, p) \
+  (fixq::emulated::mask_loadu<simde__m512i, int16_t, 32>(simde_mm512_setzero_si512(), (k), (p)))
 #define _mm512_mask_storeu_epi32(p, k, a) (fixq::emulated::mask_storeu<simde__m512i, int32_t, 16>((p), (k), (a)))
 #define _mm512_maskz_loadu_ps(k, p) (fixq::emulated::mask_loadu<simde__m512, float, 16>(simde_mm512_setzero_ps(), (k), (p)))
 #define _mm512_mask_loadu_ps(src, k, p) (fixq::emulated::mask_loadu<simde__m512, float, 16>((src), (k), (p)))
@@ -258,3 +289,5 @@ R cvtph_ps(const V& a) {
 #define _mm512_cvtph_ps(a) (fixq::emulated::cvtph_ps<simde__m512, 16>(a))
 #define _mm512_cmpneq_epi32_mask(a, b) \
   (fixq::emulated::cmp_epi32_mask((a), (b), [](int32_t x, int32_t y) { return x != y; }))
+#undef _mm512_dpbf16_ps
+#define _mm512_dpbf16_ps(src, a, b) (fixq::emulated::dpbf16_ps((src), (a), (b)))

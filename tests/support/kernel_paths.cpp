@@ -1,5 +1,6 @@
 #include "kernel_paths.h"
 
+#include "bf16/kernels.h"
 #include "cpu/registry.h"
 #include "gemm/kernels.h"
 #include "gguf/kernels.h"
@@ -18,6 +19,7 @@ void install_emulated_kernels() {
     quant_detail::registry().install_emulated(Isa::Avx512, &quant_detail::avx512_emulated::kQuant);
     gru_detail::registry().install_emulated(Isa::Avx512, &gru_detail::avx512_emulated::kGru);
     gguf::detail::registry().install_emulated(Isa::Avx512, &gguf::detail::avx512_emulated::kGguf);
+    bf16_detail::registry().install_emulated(Isa::Avx512Bf16, &bf16_detail::avx512bf16_emulated::kBf16);
     return true;
   }();
   (void)installed;
