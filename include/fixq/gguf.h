@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -108,6 +109,11 @@ float dot(Type type, std::span<const std::byte> x, std::span<const std::byte> y)
 // y's element count.
 void matvec(Type type, std::span<const std::byte> x, int64_t rows, std::span<const std::byte> y, float* out);
 std::vector<float> matvec(Type type, std::span<const std::byte> x, int64_t rows, std::span<const std::byte> y);
+
+// The instruction-set family (fixq/cpu.h's to_string: "scalar", "avx2", "avx512" ...)
+// whose kernel runs op ("quantize", "dequantize", "dot" or "matvec") for this type now;
+// "none" for a type without that operation. Throws for another op.
+std::string active_kernel_family(Type type, std::string_view op);
 
 // ------------------------------------------------------------------ Part 3: validation
 

@@ -15,6 +15,8 @@ struct BenchOptions {
 };
 
 void bench_gemm(const BenchOptions& o);
+void bench_bf16(const BenchOptions& o);  // bench_bf16.cpp
+void bench_gguf(const BenchOptions& o);  // bench_gguf.cpp
 
 // `fixq bench gru`: the lists as typed on the command line ("256,512"); empty means the
 // default (or --quick) set. Parsed and checked by bench_gru, which names a bad value.

@@ -15,6 +15,19 @@ void register_bench(CLI::App& app) {
   g->footer("Example:\n  build/bin/fixq bench gemm > gemm.csv");
   g->callback([o] { bench_gemm(*o); });
 
+  CLI::App* bf = cmd->add_subcommand(
+      "bf16", "bf16 x bf16 -> f32 GEMM against oneDNN's bf16 matmul; CSV M,N,K,fixq_gflops,onednn_gflops,ratio, "
+              "then vdpbf16ps_peak_gflops");
+  bf->add_flag("--quick", o->quick, "skip the largest shapes");
+  bf->footer("Example:\n  FIXQ_BENCH_CLOCK=thread build/bin/fixq bench bf16 > bf16.csv");
+  bf->callback([o] { bench_bf16(*o); });
+  CLI::App* gg = cmd->add_subcommand(
+      "gguf", "GGUF dot (GEMV of 128x4096 weights against one q8 row) and dequantize (128x4096 to f32) of every "
+              "type; CSV op,type,kernel,gb_per_s (packed weight bytes)");
+  gg->add_flag("--quick", o->quick, "short samples (smoke tests)");
+  gg->footer("Example:\n  FIXQ_BENCH_CLOCK=thread build/bin/fixq bench gguf > gguf.csv\n  FIXQ_ISA=avx2 build/bin/fixq bench gguf");
+  gg->callback([o] { bench_gguf(*o); });
+
   auto go = std::make_shared<GruBenchOptions>();
   CLI::App* r = cmd->add_subcommand(
       "gru", "GRU forward (1 layer, H = C) of fixq int8 / int16 / float against oneDNN lbr_gru f32 and gru u8s8; "

@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "fixq/bf16.h"
 #include "fixq/error.h"
 #include "fixq/gguf.h"
 #include "fixq/gguf_file.h"
@@ -27,9 +28,10 @@ namespace fixq::cli {
 
 namespace {
 
-// The weight formats; q8_1 and q8_K are the activation side of the dot products.
+// The weight formats (bf16: fixq/bf16.h, round to nearest even, where the seed's list has
+// it); q8_1 and q8_K are the activation side of the dot products.
 const char* const kDefaultTypes =
-    "q4_0,q4_1,q5_0,q5_1,q8_0,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_nl,iq4_xs,tq1_0,tq2_0,mxfp4,nvfp4";
+    "q4_0,q4_1,q5_0,q5_1,q8_0,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_nl,iq4_xs,bf16,tq1_0,tq2_0,mxfp4,nvfp4";
 constexpr int64_t kChunk = 1 << 16;  // elements per round trip: a multiple of every block size
 
 struct Options {
@@ -104,7 +106,9 @@ class FloatTensors {
 };
 
 struct TypeReport {
-  const gguf::TypeTraits* type;
+  const gguf::TypeTraits* type;  // null for bf16
+  std::string name() const { return type ? std::string(type->name) : "bf16"; }
+  int64_t block() const { return type ? type->block_elems : 1; }
   ErrorStats total;
   std::vector<std::string> tensor_lines;  // with --per-tensor
   int64_t skipped_tensors = 0, skipped_elements = 0;
@@ -132,9 +136,17 @@ void round_trip(const gguf::TypeTraits& t, const std::string& tensor, const std:
   }
 }
 
+// The same for bf16 (float32 -> bf16, round to nearest even -> float32).
+void round_trip_bf16(const std::vector<float>& x, ErrorStats& stats, Progress* progress) {
+  std::vector<float> back(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) back[i] = bf16::to_float(bf16::from_float(x[i]));
+  stats.add(x.data(), back.data(), x.size());
+  if (progress) progress->advance(static_cast<int64_t>(x.size()));
+}
+
 void run(const Options& o) {
   std::vector<TypeReport> reports;
-  for (const std::string& name : o.types) reports.push_back({&gguf::traits(name), {}, {}});
+  for (const std::string& name : o.types) reports.push_back({name == "bf16" ? nullptr : &gguf::traits(name), {}, {}});
   FloatTensors file(o.path);
 
   int64_t elements = 0;
@@ -169,15 +181,18 @@ void run(const Options& o) {
         fail("tensor '", name, "' element ", k, " is ", std::isnan(x[k]) ? "NaN" : "infinite",
              "; the GGUF formats hold finite values only");
     for (TypeReport& r : reports) {
-      const int64_t block = r.type->block_elems;
+      const int64_t block = r.block();
       if (shape.empty() || shape.back() % block != 0) {
         ++r.skipped_tensors;
         r.skipped_elements += static_cast<int64_t>(x.size());
         if (progress) progress->advance(static_cast<int64_t>(x.size()));
       } else if (!x.empty()) {
         ErrorStats tensor_stats;
-        round_trip(*r.type, name, x, tensor_stats, progress ? &*progress : nullptr);
-        if (o.per_tensor) r.tensor_lines.push_back(tensor_stats.llama_line(std::string(r.type->name) + "::" + name));
+        if (r.type)
+          round_trip(*r.type, name, x, tensor_stats, progress ? &*progress : nullptr);
+        else
+          round_trip_bf16(x, tensor_stats, progress ? &*progress : nullptr);
+        if (o.per_tensor) r.tensor_lines.push_back(tensor_stats.llama_line(r.name() + "::" + name));
         r.total.merge(tensor_stats);
       }
     }
@@ -186,7 +201,7 @@ void run(const Options& o) {
 
   for (const TypeReport& r : reports) {
     for (const std::string& line : r.tensor_lines) std::printf("%s\n", line.c_str());
-    const std::string type(r.type->name);
+    const std::string type = r.name();
     if (r.total.count() > 0)
       std::printf("%s\n    %s\n", r.total.llama_line(type).c_str(), r.total.summary().c_str());
     else
@@ -194,7 +209,7 @@ void run(const Options& o) {
     if (r.skipped_tensors > 0)
       std::printf("    skipped %lld tensors (%lld values): last dimension not a multiple of %lld\n",
                   static_cast<long long>(r.skipped_tensors), static_cast<long long>(r.skipped_elements),
-                  static_cast<long long>(r.type->block_elems));
+                  static_cast<long long>(r.block()));
   }
 }
 
@@ -203,13 +218,13 @@ void run(const Options& o) {
 void register_quantize_stats(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
-      "quantize-stats", "llama.cpp's quantize-stats: error of GGUF types over the float tensors of a file");
+      "quantize-stats", "llama.cpp's quantize-stats: error of GGUF types (and bf16) over the float tensors of a file");
   cmd->add_option("file", o->path,
                   ".safetensors (F32, F16, BF16, F64 tensors), .gguf (f32, f16, bf16, f64 tensors) or .npy (float32 / "
                   "float64)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--types", o->types, "GGUF types, comma-separated (default: " + std::string(kDefaultTypes) + ")")
+  cmd->add_option("--types", o->types, "GGUF types or bf16, comma-separated (default: " + std::string(kDefaultTypes) + ")")
       ->delimiter(',');
   cmd->add_flag("--per-tensor", o->per_tensor, "also print a line per tensor, named type::tensor");
   cmd->footer(

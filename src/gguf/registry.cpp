@@ -1,4 +1,5 @@
 // The GGUF kernel list, best first: one line per instruction-set family.
+#include "fixq/error.h"
 #include "gguf/kernels.h"
 
 namespace fixq::gguf::detail {
@@ -25,3 +26,26 @@ FormatKernels active_kernels(Type type) {
 }
 
 }  // namespace fixq::gguf::detail
+
+namespace fixq::gguf {
+
+std::string active_kernel_family(Type type, std::string_view op) {
+  using detail::GgufKernels;
+  const auto i = static_cast<std::size_t>(type);
+  require(i < detail::kTypeCount, "gguf: unknown type id ", i);
+  const auto& r = detail::registry();
+  const bool has_dot = traits(type).dot_type.has_value();
+  if (op == "quantize") return to_string(r.pick([i](const GgufKernels& k) { return k.format[i].quantize; }).isa);
+  if (op == "dequantize") return to_string(r.pick([i](const GgufKernels& k) { return k.format[i].dequantize; }).isa);
+  if (op == "dot" || op == "matvec") {
+    if (!has_dot) return "none";
+    if (op == "matvec") {
+      const auto m = r.find([i](const GgufKernels& k) { return k.format[i].matvec; });
+      if (m.kernel != nullptr) return to_string(m.isa);
+    }
+    return to_string(r.pick([i](const GgufKernels& k) { return k.format[i].dot; }).isa);
+  }
+  fail("gguf: unknown operation '", op, "'; known: quantize, dequantize, dot, matvec");
+}
+
+}  // namespace fixq::gguf
