@@ -281,12 +281,13 @@ void dequantize_q6_k(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512i low4 = _mm512_set1_epi32(0x0F), three = _mm512_set1_epi32(3), thirty_two = _mm512_set1_epi32(32);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ6_K), y += kQK_K) {
     const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const auto* sc = reinterpret_cast<const int8_t*>(b + 192);
-    const float d = load_fp16(in + 208);
+    const auto* sc = reinterpret_cast<const int8_t*>(b + offsetof(BlockQ6_K, scales));
+    const float d = load_fp16(in + offsetof(BlockQ6_K, d));
+    const uint8_t* qlp = b + offsetof(BlockQ6_K, ql);
     for (int h = 0; h < 2; ++h) {
       for (int half = 0; half < 2; ++half) {
-        const __m512i qh = bytes16(b + 128 + 32 * h + 16 * half);
-        const __m512i ql[2] = {bytes16(b + 64 * h + 16 * half), bytes16(b + 64 * h + 32 + 16 * half)};
+        const __m512i qh = bytes16(b + offsetof(BlockQ6_K, qh) + 32 * h + 16 * half);
+        const __m512i ql[2] = {bytes16(qlp + 64 * h + 16 * half), bytes16(qlp + 64 * h + 32 + 16 * half)};
         for (int k = 0; k < 4; ++k) {
           const __m512i low = _mm512_and_si512(k < 2 ? ql[k % 2] : _mm512_srli_epi32(ql[k % 2], 4), low4);
           const __m512i high = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(qh, 2 * k), three), 4);

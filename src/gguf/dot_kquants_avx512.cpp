@@ -164,20 +164,20 @@ struct Q5K : LanesFormat<Q5K> {
   }
 };
 
-// Q6_K: ql@0, qh@128, int8 scales@192, d@208; u = q + 32 (6 bits), sub-blocks of 16.
+// Q6_K (BlockQ6_K: ql, qh, int8 scales, d); u = q + 32 (6 bits), sub-blocks of 16.
 struct Q6K : LanesFormat<Q6K> {
   static constexpr std::size_t kBlockBytes = sizeof(BlockQ6_K);
-  static constexpr int kOff = 32, kD = 208;
+  static constexpr int kOff = 32, kD = offsetof(BlockQ6_K, d);
   static constexpr bool kMins = false;
   FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t*) {
-    const __m512i s = _mm512_zextsi256_si512(_mm256_cvtepi8_epi16(load16(x + 192)));
+    const __m512i s = _mm512_zextsi256_si512(_mm256_cvtepi8_epi16(load16(x + offsetof(BlockQ6_K, scales))));
     const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30);
     __m512i acc = _mm512_setzero_si512();
     for (int h = 0; h < 2; ++h) {
       // Groups 4h + k, k = 0..3: k = 0, 1 from the low nibbles of ql[64h ..] and ql[64h + 32 ..]
       // with qh bits 0-1, 2-3; k = 2, 3 from their high nibbles with qh bits 4-5, 6-7.
-      const __m512i ql = class_order(load64(x + 64 * h), false);
-      const __m512i qh = class_order(_mm512_castsi256_si512(load32(x + 128 + 32 * h)), true);
+      const __m512i ql = class_order(load64(x + offsetof(BlockQ6_K, ql) + 64 * h), false);
+      const __m512i qh = class_order(_mm512_castsi256_si512(load32(x + offsetof(BlockQ6_K, qh) + 32 * h)), true);
       const __m512i hi01 = _mm512_sllv_epi16(qh, _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(4), _mm512_set1_epi16(2)));
       const __m512i hi23 = _mm512_srlv_epi16(qh, _mm512_mask_blend_epi32(0xFF00, _mm512_setzero_si512(), _mm512_set1_epi16(2)));
       const __m512i u01 = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, low4), hi01, bits45, 0xF8);
@@ -189,25 +189,26 @@ struct Q6K : LanesFormat<Q6K> {
   }
 };
 
-// Q3_K: hmask@0, qs@32, scales@96 (16 six-bit codes, value - 32), d@108; u = q + 4.
+// Q3_K (BlockQ3_K: hmask, qs, scales: 16 six-bit codes, value - 32, d); u = q + 4.
 struct Q3K : LanesFormat<Q3K> {
   static constexpr std::size_t kBlockBytes = sizeof(BlockQ3_K);
-  static constexpr int kOff = 4, kD = 108;
+  static constexpr int kOff = 4, kD = offsetof(BlockQ3_K, d);
   static constexpr bool kMins = false;
   FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t*) {
     // The 16 scales as bytes (ggml's 32-bit-word unpacking of q3_k_scale), minus 32.
-    const uint32_t a0 = load_as<uint32_t>(x + 96), a1 = load_as<uint32_t>(x + 100), t = load_as<uint32_t>(x + 104);
+    const std::byte* sc = x + offsetof(BlockQ3_K, scales);
+    const uint32_t a0 = load_as<uint32_t>(sc), a1 = load_as<uint32_t>(sc + 4), t = load_as<uint32_t>(sc + 8);
     const uint32_t k1 = 0x03030303u, k2 = 0x0F0F0F0Fu;
     const __m128i codes = _mm_setr_epi32(static_cast<int>((a0 & k2) | ((t & k1) << 4)),
                                          static_cast<int>((a1 & k2) | (((t >> 2) & k1) << 4)),
                                          static_cast<int>(((a0 >> 4) & k2) | (((t >> 4) & k1) << 4)),
                                          static_cast<int>(((a1 >> 4) & k2) | (((t >> 6) & k1) << 4)));
     const __m512i s = _mm512_zextsi256_si512(_mm256_cvtepi8_epi16(_mm_sub_epi8(codes, _mm_set1_epi8(32))));
-    const __m512i hm = class_order(_mm512_castsi256_si512(load32(x)), true);
+    const __m512i hm = class_order(_mm512_castsi256_si512(load32(x + offsetof(BlockQ3_K, hmask))), true);
     const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
     __m512i acc = _mm512_setzero_si512();
     for (int h = 0; h < 2; ++h) {
-      const __m512i q = class_order(_mm512_castsi256_si512(load32(x + 32 + 32 * h)), true);
+      const __m512i q = class_order(_mm512_castsi256_si512(load32(x + offsetof(BlockQ3_K, qs) + 32 * h)), true);
       for (int j = 0; j < 4; j += 2) {  // groups 4h + j, 4h + j + 1
         const __m512i shift = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(static_cast<short>(2 * j)),
                                                       _mm512_set1_epi16(static_cast<short>(2 * j + 2)));
