@@ -14,6 +14,21 @@ struct GemmBenchOptions {
 };
 void bench_gemm(const GemmBenchOptions& o);
 
+// `fixq bench bf16`: bf16 x bf16 -> f32 GEMM against oneDNN's bf16 matmul, CSV
+// M,N,K,fixq_gflops,onednn_gflops,ratio, then vdpbf16ps_peak_gflops.
+struct Bf16BenchOptions {
+  bool quick = false;  // skip the largest shapes (for smoke tests)
+};
+void bench_bf16(const Bf16BenchOptions& o);
+
+// `fixq bench gguf`: every GGUF type's dot (a GEMV of 128x4096 weights against one q8 row)
+// and dequantizer (128x4096 to f32), fixq alone (ggml is no library Debian ships), CSV
+// op,type,kernel,gb_per_s counting the packed weight bytes.
+struct GgufBenchOptions {
+  bool quick = false;  // short samples (for smoke tests)
+};
+void bench_gguf(const GgufBenchOptions& o);
+
 // `fixq bench gru`: the lists as typed on the command line ("256,512"); empty means the
 // default (or --quick) set. Parsed and checked by bench_gru, which names a bad value.
 // CSV H,batch,impl,us_per_step,ratio_vs_onednn_int8.

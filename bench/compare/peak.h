@@ -8,5 +8,7 @@ namespace fixq::bench {
 double vpmaddwd_peak_ops();
 // vpdpbusd zmm (AVX-512 VNNI): 64 u8*s8 products summed in fours per instruction.
 double vpdpbusd_peak_ops();
+// vdpbf16ps zmm (AVX512_BF16): 32 bf16 products summed in pairs per instruction (flops).
+double vdpbf16ps_peak_flops();
 
 }  // namespace fixq::bench

@@ -43,6 +43,27 @@ class OnednnGru {
   std::unique_ptr<Impl> impl_;
 };
 
+// C [m, n] (f32) = A [m, k] (bf16, row-major) x W^T, W [n, k] (bf16, row-major): oneDNN's
+// bf16 matmul (it picks its own kernel, e.g. brg:avx512_core_bf16). The weights are reordered
+// to the primitive's preferred layout once, here, so a timed run() is execution only, as
+// fixq's PackedB is packed before timing. a and w must outlive the object.
+class OnednnBf16Matmul {
+ public:
+  OnednnBf16Matmul(const uint16_t* a, const uint16_t* w, int64_t m, int64_t n, int64_t k);
+  ~OnednnBf16Matmul();
+  OnednnBf16Matmul(const OnednnBf16Matmul&) = delete;
+  OnednnBf16Matmul& operator=(const OnednnBf16Matmul&) = delete;
+
+  void run();
+  const float* output() const;         // C of the last run, m x n
+  std::string implementation() const;  // oneDNN's impl_info_str
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 // Forces oneDNN's OpenMP runtime to one thread (the environment variable is read when
 // libgomp loads, before main, so it must be set through the API). Throws fixq::Error if
 // the runtime cannot be reached.

@@ -33,14 +33,16 @@
 // lroundf meets them: the zero digit). NVFP4's UE4M3 scales saturate at 448 (code 0x7E),
 // as ggml's encoder does; every byte is a valid UE4M3 scale.
 //
-// Dispatch: the active instruction set of fixq/cpu.h picks the scalar reference or the
-// AVX2 kernels (an AVX-512 CPU runs the AVX2 ones; there are no AVX-512 kernels yet).
+// Dispatch: the active instruction set of fixq/cpu.h picks, operation by operation, the
+// scalar reference, the AVX2 kernels or the AVX-512 VNNI ones (dequantize, dot, matvec;
+// quantize keeps the scalar searches except for the Q8 activation types).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -98,6 +100,20 @@ std::vector<float> dequantize(Type type, std::span<const std::byte> packed, cons
 // as ggml's generic vec_dot computes it. Throws for a type without a dot product or for
 // sizes that are not whole blocks of the same element count.
 float dot(Type type, std::span<const std::byte> x, std::span<const std::byte> y);
+
+// A matrix-vector product, ggml's mul_mat with one activation row: out[r] = dot(type, row r
+// of x, y) for r < rows, where x holds `rows` rows of `type`, each as many elements as y,
+// packed one after the other. The same bits as `rows` calls of dot(); the AVX-512 kernels
+// interleave several rows, whose sums are otherwise chains of dependent float additions.
+// Throws for a type without a dot product, rows < 0, or an x that is not `rows` rows of
+// y's element count.
+void matvec(Type type, std::span<const std::byte> x, int64_t rows, std::span<const std::byte> y, float* out);
+std::vector<float> matvec(Type type, std::span<const std::byte> x, int64_t rows, std::span<const std::byte> y);
+
+// The instruction-set family (fixq/cpu.h's to_string: "scalar", "avx2", "avx512" ...)
+// whose kernel runs op ("quantize", "dequantize", "dot" or "matvec") for this type now;
+// "none" for a type without that operation. Throws for another op.
+std::string active_kernel_family(Type type, std::string_view op);
 
 // ------------------------------------------------------------------ Part 3: validation
 

@@ -1,5 +1,5 @@
 // fixq/quantize_stats.h — llama.cpp's quantize-stats: how much error each GGUF block type
-// costs over the float tensors of a file.
+// (and bf16, the row seed 004 prints beside them) costs over the float tensors of a file.
 //
 // A file's tensors are read one at a time (memory: one tensor plus small buffers) and
 // round-tripped through every requested type in chunks of whole blocks, which is identical
@@ -20,7 +20,9 @@
 namespace fixq {
 
 struct QuantizeStatsOptions {
-  std::vector<std::string> types;  // GGUF type names, as ggml spells them ("q4_0", "q4_K", ...)
+  // GGUF type names, as ggml spells them ("q4_0", "q4_K", ...), or "bf16" (fixq/bf16.h:
+  // round to nearest even, one value per "block").
+  std::vector<std::string> types;
   bool per_tensor = false;         // also keep each tensor's own statistics
   // Called as the work advances: done and total count values times types (a tensor skipped
   // for a type counts as done for it), e.g. for a progress bar.
@@ -28,7 +30,9 @@ struct QuantizeStatsOptions {
 };
 
 struct QuantizeStatsType {
-  const gguf::TypeTraits* type = nullptr;
+  std::string name;                        // as requested: "q4_K", "bf16"
+  const gguf::TypeTraits* type = nullptr;  // null for bf16
+  int64_t block_elems = 1;                 // values per block (1 for bf16)
   ErrorStats total;                                          // every tensor measured
   std::vector<std::pair<std::string, ErrorStats>> tensors;   // per tensor, with per_tensor
   // Tensors whose last dimension is not a multiple of the type's block, left out.

@@ -19,6 +19,21 @@ void register_bench(CLI::App& app) {
   g->footer("Example:\n  build/bin/fixq bench gemm > gemm.csv" + note);
   g->callback([o] { bench::bench_gemm(*o); });
 
+  CLI::App* bf = cmd->add_subcommand(
+      "bf16", "bf16 x bf16 -> f32 GEMM against oneDNN's bf16 matmul; CSV M,N,K,fixq_gflops,onednn_gflops,ratio, "
+              "then vdpbf16ps_peak_gflops");
+  auto bo = std::make_shared<bench::Bf16BenchOptions>();
+  bf->add_flag("--quick", bo->quick, "skip the largest shapes");
+  bf->footer("Example:\n  FIXQ_BENCH_CLOCK=thread build/bin/fixq bench bf16 > bf16.csv" + note);
+  bf->callback([bo] { bench::bench_bf16(*bo); });
+  CLI::App* gg = cmd->add_subcommand(
+      "gguf", "GGUF dot (GEMV of 128x4096 weights against one q8 row) and dequantize (128x4096 to f32) of every "
+              "type; CSV op,type,kernel,gb_per_s (packed weight bytes)");
+  auto ggo = std::make_shared<bench::GgufBenchOptions>();
+  gg->add_flag("--quick", ggo->quick, "short samples (smoke tests)");
+  gg->footer("Example:\n  FIXQ_BENCH_CLOCK=thread build/bin/fixq bench gguf > gguf.csv\n  FIXQ_ISA=avx2 build/bin/fixq bench gguf");
+  gg->callback([ggo] { bench::bench_gguf(*ggo); });
+
   auto go = std::make_shared<bench::GruBenchOptions>();
   CLI::App* r = cmd->add_subcommand(
       "gru", "GRU forward (1 layer, H = C) of fixq int8 / int16 / float against oneDNN lbr_gru f32 and gru u8s8; "

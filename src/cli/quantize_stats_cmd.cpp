@@ -16,9 +16,10 @@ namespace fixq::cli {
 
 namespace {
 
-// The weight formats; q8_1 and q8_K are the activation side of the dot products.
+// The weight formats (bf16: fixq/bf16.h, round to nearest even, where the seed's list has
+// it); q8_1 and q8_K are the activation side of the dot products.
 const char* const kDefaultTypes =
-    "q4_0,q4_1,q5_0,q5_1,q8_0,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_nl,iq4_xs,tq1_0,tq2_0,mxfp4,nvfp4";
+    "q4_0,q4_1,q5_0,q5_1,q8_0,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_nl,iq4_xs,bf16,tq1_0,tq2_0,mxfp4,nvfp4";
 
 struct Options {
   std::string path;
@@ -27,7 +28,8 @@ struct Options {
 };
 
 void run(const Options& o) {
-  for (const std::string& t : o.types) gguf::traits(t);  // an unknown type before any output
+  for (const std::string& t : o.types)  // an unknown type before any output
+    if (t != "bf16") gguf::traits(t);
   const QuantizeStatsInput file(o.path);
   std::printf("%s: float tensors %zu, values %lld", o.path.c_str(), file.float_tensors(),
               static_cast<long long>(file.float_values()));
@@ -57,7 +59,7 @@ void run(const Options& o) {
   progress.reset();  // ends the bar's line before the report
 
   for (const QuantizeStatsType& r : reports) {
-    const std::string type(r.type->name);
+    const std::string& type = r.name;
     for (const auto& [tensor, stats] : r.tensors) std::printf("%s\n", stats.llama_line(type + "::" + tensor).c_str());
     if (r.total.count() > 0)
       std::printf("%s\n    %s\n", r.total.llama_line(type).c_str(), r.total.summary().c_str());
@@ -66,7 +68,7 @@ void run(const Options& o) {
     if (r.skipped_tensors > 0)
       std::printf("    skipped %lld tensors (%lld values): last dimension not a multiple of %lld\n",
                   static_cast<long long>(r.skipped_tensors), static_cast<long long>(r.skipped_values),
-                  static_cast<long long>(r.type->block_elems));
+                  static_cast<long long>(r.block_elems));
   }
 }
 
@@ -75,13 +77,13 @@ void run(const Options& o) {
 void register_quantize_stats(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
-      "quantize-stats", "llama.cpp's quantize-stats: error of GGUF types over the float tensors of a file");
+      "quantize-stats", "llama.cpp's quantize-stats: error of GGUF types (and bf16) over the float tensors of a file");
   cmd->add_option("file", o->path,
                   ".safetensors (F32, F16, BF16, F64 tensors), .gguf (f32, f16, bf16, f64 tensors) or .npy (float32 / "
                   "float64)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--types", o->types, "GGUF types, comma-separated (default: " + std::string(kDefaultTypes) + ")")
+  cmd->add_option("--types", o->types, "GGUF types or bf16, comma-separated (default: " + std::string(kDefaultTypes) + ")")
       ->delimiter(',');
   cmd->add_flag("--per-tensor", o->per_tensor, "also print a line per tensor, named type::tensor");
   cmd->footer(

@@ -1,5 +1,6 @@
 // active_kernels(): which family each module's operations run now, from the modules' own
 // registries (the same pick() the operations make).
+#include "bf16/kernels.h"
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "gemm/kernels.h"
@@ -36,6 +37,8 @@ std::vector<KernelChoice> active_kernels() {
   v.push_back({"float8/6/4 convert", to_string(lowp.isa)});
   const auto packed = packed_detail::registry().pick([](const packed_detail::PackedKernels& k) { return k.matmul; });
   v.push_back({"packed weight-only matmul", to_string(packed.isa)});
+  const auto bf16 = bf16_detail::registry().pick([](const bf16_detail::Bf16Kernels& k) { return k.gemm; });
+  v.push_back({"bf16 dot/gemm", to_string(bf16.isa)});
   return v;
 }
 

@@ -156,10 +156,104 @@ R truncate_epi32(simde__m512i a) {
   return vec<R>(r);
 }
 
+
+// VPSRLW / VPSRLD zmm {k}, zmm, imm: logical right shift of the lanes in k (counts >= the
+// lane width give 0), the other lanes from src.
+template <class T, int N>
+simde__m512i mask_srli(simde__m512i src, uint64_t k, simde__m512i a, unsigned n) {
+  auto r = lanes<T, N>(src);
+  const auto x = lanes<T, N>(a);
+  for (int i = 0; i < N; ++i)
+    if ((k >> i) & 1) r.v[i] = n >= 8 * sizeof(T) ? T(0) : static_cast<T>(x.v[i] >> n);
+  return vec<simde__m512i>(r);
+}
+
+// VPMOVZXBW zmm, ymm: 32 bytes zero-extended to 16 bits.
+inline simde__m512i cvtepu8_epi16(simde__m256i a) {
+  const auto x = lanes<uint8_t, 32>(a);
+  Lanes<uint16_t, 32> r;
+  for (int i = 0; i < 32; ++i) r.v[i] = x.v[i];
+  return vec<simde__m512i>(r);
+}
+
+// VPMULHUW: the high 16 bits of the unsigned 32-bit products.
+inline simde__m512i mulhi_epu16(simde__m512i a, simde__m512i b) {
+  const auto x = lanes<uint16_t, 32>(a), y = lanes<uint16_t, 32>(b);
+  Lanes<uint16_t, 32> r;
+  for (int i = 0; i < 32; ++i) r.v[i] = static_cast<uint16_t>((uint32_t{x.v[i]} * y.v[i]) >> 16);
+  return vec<simde__m512i>(r);
+}
+
+// The zero-extending casts (the upper lanes are 0, unlike _mm512_castsi*_si512's).
+template <class V>
+simde__m512i zext_si512(const V& a) {
+  Lanes<uint8_t, 64> r{};
+  std::memcpy(r.v, &a, sizeof a);
+  return vec<simde__m512i>(r);
+}
+
+// VCVTPH2PS: IEEE binary16 -> binary32, exact; a NaN comes back quiet (bit 22 set) with
+// its payload, as the instruction does.
+inline float half_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t{h & 0x8000u} << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  uint32_t bits;
+  if (e == 0x1F) {
+    bits = sign | 0x7F800000u | (m << 13) | (m != 0 ? 0x400000u : 0u);
+  } else if (e != 0) {
+    bits = sign | ((e + 112) << 23) | (m << 13);
+  } else {
+    const float v = static_cast<float>(m) * 0x1p-24f;  // exact
+    std::memcpy(&bits, &v, sizeof bits);
+    bits |= sign;
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+template <class R, int N, class V>
+R cvtph_ps(const V& a) {
+  const auto x = lanes<uint16_t, sizeof(V) / 2>(a);
+  Lanes<float, N> r;
+  for (int i = 0; i < N; ++i) r.v[i] = half_to_float(x.v[i]);
+  return vec<R>(r);
+}
+
+// VDPBF16PS zmm: per float32 lane, c += a.bf16[1] * b.bf16[1], then c += a.bf16[0] *
+// b.bf16[0], each an FMA with DAZ in, FTZ out and round-to-nearest-even (MXCSR ignored).
+inline float daz_ftz(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7F800000u) == 0) u &= 0x80000000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+inline float bf16_bits_to_float(uint32_t h) {
+  const uint32_t u = h << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+template <class BH>
+simde__m512 dpbf16_ps(simde__m512 src, const BH& a, const BH& b) {
+  auto c = lanes<float, 16>(src);
+  const auto x = lanes<uint32_t, 16>(a), y = lanes<uint32_t, 16>(b);
+  for (int i = 0; i < 16; ++i) {
+    for (int half = 1; half >= 0; --half) {
+      const float p = daz_ftz(bf16_bits_to_float((x.v[i] >> (16 * half)) & 0xFFFFu));
+      const float q = daz_ftz(bf16_bits_to_float((y.v[i] >> (16 * half)) & 0xFFFFu));
+      c.v[i] = daz_ftz(std::fma(p, q, daz_ftz(c.v[i])));
+    }
+  }
+  return vec<simde__m512>(c);
+}
+
 }  // namespace fixq::emulated
 
 #define _mm512_maskz_loadu_epi32(k, p) \
   (fixq::emulated::mask_loadu<simde__m512i, int32_t, 16>(simde_mm512_setzero_si512(), (k), (p)))
+#define _mm512_maskz_loadu_epi16(k, p) \
+  (fixq::emulated::mask_loadu<simde__m512i, int16_t, 32>(simde_mm512_setzero_si512(), (k), (p)))
 #define _mm512_mask_storeu_epi32(p, k, a) (fixq::emulated::mask_storeu<simde__m512i, int32_t, 16>((p), (k), (a)))
 #define _mm512_maskz_loadu_ps(k, p) (fixq::emulated::mask_loadu<simde__m512, float, 16>(simde_mm512_setzero_ps(), (k), (p)))
 #define _mm512_mask_loadu_ps(src, k, p) (fixq::emulated::mask_loadu<simde__m512, float, 16>((src), (k), (p)))
@@ -184,3 +278,16 @@ R truncate_epi32(simde__m512i a) {
 #define _mm512_cvtepi32_epi64(a) (fixq::emulated::cvtepi32_epi64(a))
 #define _mm512_cvtepi32_epi16(a) (fixq::emulated::truncate_epi32<int16_t, simde__m256i>(a))
 #define _mm512_cvtepi32_epi8(a) (fixq::emulated::truncate_epi32<int8_t, simde__m128i>(a))
+#define _mm512_mask_srli_epi16(src, k, a, n) (fixq::emulated::mask_srli<uint16_t, 32>((src), (k), (a), (n)))
+#define _mm512_mask_srli_epi32(src, k, a, n) (fixq::emulated::mask_srli<uint32_t, 16>((src), (k), (a), (n)))
+#define _mm512_cvtepu8_epi16(a) (fixq::emulated::cvtepu8_epi16(a))
+#define _mm512_mulhi_epu16(a, b) (fixq::emulated::mulhi_epu16((a), (b)))
+#define _mm512_zextsi128_si512(a) (fixq::emulated::zext_si512(a))
+#define _mm512_zextsi256_si512(a) (fixq::emulated::zext_si512(a))
+#undef _mm_cvtph_ps
+#define _mm_cvtph_ps(a) (fixq::emulated::cvtph_ps<simde__m128, 4>(a))
+#define _mm512_cvtph_ps(a) (fixq::emulated::cvtph_ps<simde__m512, 16>(a))
+#define _mm512_cmpneq_epi32_mask(a, b) \
+  (fixq::emulated::cmp_epi32_mask((a), (b), [](int32_t x, int32_t y) { return x != y; }))
+#undef _mm512_dpbf16_ps
+#define _mm512_dpbf16_ps(src, a, b) (fixq::emulated::dpbf16_ps((src), (a), (b)))

@@ -1,5 +1,6 @@
 // The front end of fixq/gguf.h: checks arguments once, then runs the kernels of the
 // active instruction set.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -90,16 +91,60 @@ std::vector<float> dequantize(Type type, std::span<const std::byte> packed, cons
   return dequantize(type, packed);
 }
 
+namespace {
+
+const TypeTraits& dot_partner(const TypeTraits& t) {
+  if (!t.dot_type) fail(t.name, " has no dot product of its own (it is the right-hand operand of other formats)");
+  return traits(*t.dot_type);
+}
+
+}  // namespace
+
 float dot(Type type, std::span<const std::byte> x, std::span<const std::byte> y) {
   const TypeTraits& t = traits(type);
-  if (!t.dot_type) fail(t.name, " has no dot product of its own (it is the right-hand operand of other formats)");
-  const TypeTraits& ty = traits(*t.dot_type);
+  const TypeTraits& ty = dot_partner(t);
   const int64_t nx = packed_elements(type, x.size()), ny = packed_elements(ty.type, y.size());
   if (nx != ny)
     fail("dot ", t.name, " . ", ty.name, ": ", nx, " elements (", x.size(), " bytes) against ", ny, " (", y.size(),
          " bytes)");
   if (nx == 0) return 0.0f;
   return active_kernels(type).dot(x.data(), y.data(), nx / t.block_elems);
+}
+
+void matvec(Type type, std::span<const std::byte> x, int64_t rows, std::span<const std::byte> y, float* out) {
+  const TypeTraits& t = traits(type);
+  const TypeTraits& ty = dot_partner(t);
+  require(rows >= 0, "matvec ", t.name, " . ", ty.name, ": negative row count ", rows);
+  const int64_t n = packed_elements(ty.type, y.size());
+  if (n % t.block_elems != 0)
+    fail("matvec ", t.name, " . ", ty.name, ": the activation row has ", n, " elements, not a multiple of ",
+         t.name, "'s block of ", t.block_elems);
+  const std::size_t row_bytes = packed_size(type, n);
+  const bool whole_rows = row_bytes == 0 ? x.empty()
+                                         : x.size() % row_bytes == 0 && x.size() / row_bytes == static_cast<std::size_t>(rows);
+  if (!whole_rows)
+    fail("matvec ", t.name, " . ", ty.name, ": ", rows, " rows of ", n, " elements (", row_bytes, " bytes each) against ",
+         x.size(), " bytes of ", t.name, " weights");
+  if (rows == 0) return;
+  require(out != nullptr, "matvec ", t.name, ": null output for ", rows, " rows");
+  if (n == 0) {
+    std::fill(out, out + rows, 0.0f);
+    return;
+  }
+  const detail::FormatKernels k = active_kernels(type);
+  const int64_t blocks = n / t.block_elems;
+  if (k.matvec != nullptr) {
+    k.matvec(x.data(), rows, blocks, y.data(), out);
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) out[r] = k.dot(x.data() + static_cast<std::size_t>(r) * row_bytes, y.data(), blocks);
+}
+
+std::vector<float> matvec(Type type, std::span<const std::byte> x, int64_t rows, std::span<const std::byte> y) {
+  require(rows >= 0, "matvec ", traits(type).name, ": negative row count ", rows);
+  std::vector<float> out(static_cast<std::size_t>(rows));
+  matvec(type, x, rows, y, out.data());
+  return out;
 }
 
 }  // namespace fixq::gguf

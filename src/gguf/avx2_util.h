@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gguf/blocks.h"
+
 namespace fixq::gguf::detail {
 
 static inline __m128i load16(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
@@ -32,6 +34,19 @@ static inline float load_f32(const std::byte* p) {
 // that drops the bits that crossed in from the neighbouring byte.
 static inline __m256i srli_epi8(__m256i v, int n) {
   return _mm256_and_si256(_mm256_srl_epi16(v, _mm_cvtsi32_si128(n)), _mm256_set1_epi8(static_cast<char>(0xFF >> n)));
+}
+
+// Q6_K's unsigned 6-bit codes u = q + 32 of elements 128 h + 32 k + (0..31) of a block
+// (BlockQ6_K, blocks.h): the low nibble (k < 2) or high nibble (k >= 2) of
+// ql[64 h + 32 (k % 2) + l] and two high bits at 2k of qh[32 h + l]. Their scales are
+// sub-blocks 8 h + 2 k and 8 h + 2 k + 1 (one per 128-bit half).
+static inline __m256i q6_k_codes(const std::byte* block, int h, int k) {
+  const auto* b = reinterpret_cast<const uint8_t*>(block);
+  const __m256i qh = load32(b + offsetof(BlockQ6_K, qh) + 32 * h);
+  const __m256i ql = load32(b + offsetof(BlockQ6_K, ql) + 64 * h + 32 * (k % 2));
+  const __m256i low = k < 2 ? _mm256_and_si256(ql, _mm256_set1_epi8(0x0F)) : srli_epi8(ql, 4);
+  const __m256i high = _mm256_slli_epi16(_mm256_and_si256(srli_epi8(qh, 2 * k), _mm256_set1_epi8(3)), 4);
+  return _mm256_or_si256(low, high);
 }
 
 // The low and high nibbles of 16 bytes as 32 bytes: [lo(b0..b15) | hi(b0..b15)].

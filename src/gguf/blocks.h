@@ -203,6 +203,16 @@ static inline int q3_k_scale(const uint8_t* scales, int j) {
   return low | (((scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4);
 }
 
+// The 6-bit scale code ls (0..63, value ls - 32) of sub-block ib (0..7) of an IQ4_XS
+// block: 4 low bits in nibble ib % 2 of scales_l[ib / 2], 2 high bits at 2 ib of scales_h.
+static inline int iq4_xs_scale(const BlockIq4Xs& b, int ib) {
+  return ((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((b.scales_h >> (2 * ib)) & 3) << 4);
+}
+
+// Q2_K's scale (low nibble) and min (high nibble) of sub-block j (0..15).
+static inline int q2_k_scale(const BlockQ2_K& b, int j) { return b.scales[j] & 0xF; }
+static inline int q2_k_min(const BlockQ2_K& b, int j) { return b.scales[j] >> 4; }
+
 // Digit n (0 = most significant, n <= 4) of a TQ1_0 byte b: ggml's
 // ((uint8_t)(b * 3^n) * 3) >> 8, which is in {0, 1, 2} for every byte.
 static inline int tq1_digit(uint8_t b, int n) {

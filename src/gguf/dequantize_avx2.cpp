@@ -238,24 +238,18 @@ void dequantize_q5_k_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   }
 }
 
-// Elements 128 h + 32 k + (0..31): low nibble (k < 2) or high nibble (k >= 2) of
-// ql[64 h + 32 (k % 2) + l], two high bits at 2k of qh[32 h + l]; sub-blocks 8h + 2k, +1.
+// Elements 128 h + 32 k + (0..31): q = u - 32 (q6_k_codes), scales of sub-blocks 8h + 2k, +1.
 void dequantize_q6_k_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   const __m256i thirty_two = _mm256_set1_epi8(32);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ6_K), y += kQK_K) {
-    const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const uint8_t* sc = b + 192;  // int8 scales
-    const float d = load_fp16(in + 208);
+    const auto* sc = reinterpret_cast<const int8_t*>(in + offsetof(BlockQ6_K, scales));
+    const float d = load_fp16(in + offsetof(BlockQ6_K, d));
     for (int h = 0; h < 2; ++h) {
-      const __m256i qh = load32(b + 128 + 32 * h);
       for (int k = 0; k < 4; ++k) {
-        const __m256i ql = load32(b + 64 * h + 32 * (k % 2));
-        const __m256i low = k < 2 ? _mm256_and_si256(ql, _mm256_set1_epi8(0x0F)) : srli_epi8(ql, 4);
-        const __m256i high = _mm256_slli_epi16(_mm256_and_si256(srli_epi8(qh, 2 * k), _mm256_set1_epi8(3)), 4);
-        const __m256i codes = _mm256_sub_epi8(_mm256_or_si256(low, high), thirty_two);
+        const __m256i codes = _mm256_sub_epi8(q6_k_codes(in, h, k), thirty_two);
         const int sb = 8 * h + 2 * k;
-        store16x2_scaled(y + 128 * h + 32 * k, codes, _mm256_set1_ps(d * static_cast<float>(static_cast<int8_t>(sc[sb]))),
-                         _mm256_set1_ps(d * static_cast<float>(static_cast<int8_t>(sc[sb + 1]))));
+        store16x2_scaled(y + 128 * h + 32 * k, codes, _mm256_set1_ps(d * static_cast<float>(sc[sb])),
+                         _mm256_set1_ps(d * static_cast<float>(sc[sb + 1])));
       }
     }
   }

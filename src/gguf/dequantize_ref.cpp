@@ -85,9 +85,8 @@ void dequantize_q2_k_ref(const std::byte* in, int64_t n_blocks, float* y) {
     const auto b = load_block<BlockQ2_K>(in);
     const float d = fp16_to_fp32(b.d), dmin = fp16_to_fp32(b.dmin);
     for (int e = 0; e < kQK_K; ++e) {
-      const uint8_t sc = b.scales[e / 16];
       const int q = (b.qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3;
-      y[e] = d * to_f32(sc & 0xF) * to_f32(q) - dmin * to_f32(sc >> 4);
+      y[e] = d * to_f32(q2_k_scale(b, e / 16)) * to_f32(q) - dmin * to_f32(q2_k_min(b, e / 16));
     }
   }
 }
@@ -188,7 +187,7 @@ void dequantize_iq4_xs_ref(const std::byte* in, int64_t n_blocks, float* y) {
     const auto b = load_block<BlockIq4Xs>(in);
     const float d = fp16_to_fp32(b.d);
     for (int ib = 0; ib < kQK_K / 32; ++ib, y += 32) {
-      const int ls = ((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((b.scales_h >> (2 * ib)) & 3) << 4);
+      const int ls = iq4_xs_scale(b, ib);
       const float dl = d * to_f32(ls - 32);
       const uint8_t* qs = b.qs + 16 * ib;
       for (int j = 0; j < 16; ++j) {

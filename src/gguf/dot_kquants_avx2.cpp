@@ -118,22 +118,17 @@ float dot_q5_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_block
 float dot_q6_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
   __m256 sums = _mm256_setzero_ps();
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ6_K), y += sizeof(BlockQ8_K)) {
-    const auto* b = reinterpret_cast<const uint8_t*>(x);
-    const auto* q8 = reinterpret_cast<const uint8_t*>(y) + 4;
+    const auto* sc = reinterpret_cast<const int8_t*>(x + offsetof(BlockQ6_K, scales));
+    const auto* q8 = reinterpret_cast<const uint8_t*>(y) + offsetof(BlockQ8_K, qs);
     __m256i lanes = _mm256_setzero_si256();
     for (int h = 0; h < 2; ++h) {
-      const __m256i qh = load32(b + 128 + 32 * h);
       for (int k = 0; k < 4; ++k) {
-        const __m256i ql = load32(b + 64 * h + 32 * (k % 2));
-        const __m256i low = k < 2 ? _mm256_and_si256(ql, _mm256_set1_epi8(0x0F)) : srli_epi8(ql, 4);
-        const __m256i high = _mm256_slli_epi16(_mm256_and_si256(srli_epi8(qh, 2 * k), _mm256_set1_epi8(3)), 4);
-        const __m256i p = lane_products(_mm256_or_si256(low, high), load32(q8 + 128 * h + 32 * k), 32);
+        const __m256i p = lane_products(q6_k_codes(x, h, k), load32(q8 + 128 * h + 32 * k), 32);
         const int sb = 8 * h + 2 * k;
-        lanes = _mm256_add_epi32(lanes, scale_two(lo128(p), hi128(p), static_cast<int8_t>(b[192 + sb]),
-                                                  static_cast<int8_t>(b[192 + sb + 1])));
+        lanes = _mm256_add_epi32(lanes, scale_two(lo128(p), hi128(p), sc[sb], sc[sb + 1]));
       }
     }
-    sums = add_lanes(sums, load_fp16(x + 208) * load_f32(y), lanes);
+    sums = add_lanes(sums, load_fp16(x + offsetof(BlockQ6_K, d)) * load_f32(y + offsetof(BlockQ8_K, d)), lanes);
   }
   return finish_lanes(0.0f, sums);
 }

@@ -176,7 +176,7 @@ float dot_iq4_xs_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_bloc
     const auto by = load_block<BlockQ8_K>(y);
     const float d4d8 = fp16_to_fp32(bx.d) * by.d;
     for (int ib = 0; ib < kQK_K / 32; ++ib) {
-      const int ls = ((bx.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((bx.scales_h >> (2 * ib)) & 3) << 4);
+      const int ls = iq4_xs_scale(bx, ib);
       const uint8_t* qs = bx.qs + 16 * ib;
       const int8_t* q8 = by.qs + 32 * ib;
       int sumi = 0;
@@ -228,12 +228,12 @@ float dot_q2_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks
     const auto bx = load_block<BlockQ2_K>(x);
     const auto by = load_block<BlockQ8_K>(y);
     int summs = 0, isum = 0;
-    for (int j = 0; j < 16; ++j) summs += by.bsums[j] * (bx.scales[j] >> 4);
+    for (int j = 0; j < 16; ++j) summs += by.bsums[j] * q2_k_min(bx, j);
     for (int j = 0; j < 16; ++j) {  // sub-block j: elements 16 j ... 16 j + 15
       int isuml = 0;
       for (int e = 16 * j; e < 16 * j + 16; ++e)
         isuml += by.qs[e] * ((bx.qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3);
-      isum += (bx.scales[j] & 0xF) * isuml;
+      isum += q2_k_scale(bx, j) * isuml;
     }
     const float dall = by.d * fp16_to_fp32(bx.d), dmin = by.d * fp16_to_fp32(bx.dmin);
     sumf += dall * to_f32(isum) - dmin * to_f32(summs);

@@ -19,11 +19,15 @@ namespace fixq::gguf::detail {
 using QuantizeFn = void (*)(const float* x, int64_t n_blocks, std::byte* out);
 using DequantizeFn = void (*)(const std::byte* in, int64_t n_blocks, float* out);
 using DotFn = float (*)(const std::byte* x, const std::byte* y, int64_t n_blocks);
+// out[r] = dot(row r of x, y) for `rows` rows of n_blocks blocks each, packed one after the
+// other: the same bits as `rows` calls of the family's dot.
+using MatvecFn = void (*)(const std::byte* x, int64_t rows, int64_t n_blocks, const std::byte* y, float* out);
 
 struct FormatKernels {
   QuantizeFn quantize;
   DequantizeFn dequantize;
-  DotFn dot;  // null for formats without a dot product (Q8_1, Q8_K)
+  DotFn dot;        // null for formats without a dot product (Q8_1, Q8_K)
+  MatvecFn matvec;  // null where a family has none: matvec() then calls dot row by row
 };
 
 inline constexpr std::size_t kTypeCount = 18;  // every Type (type_table.cpp checks it)
@@ -38,11 +42,13 @@ struct GgufKernels {
 // Each family's table, in its own file (table_<family>.cpp).
 namespace scalar { extern const GgufKernels kGguf; }
 namespace avx2 { extern const GgufKernels kGguf; }
+namespace avx512 { extern const GgufKernels kGguf; }
+namespace avx512_emulated { extern const GgufKernels kGguf; }  // the tests' SIMDe build
 
 // Best first, one entry per family (registry.cpp).
 cpu_detail::KernelRegistry<GgufKernels>& registry();
 
-// The active kernels for one format, each operation picked on its own.
+// The active kernels for one format, each operation picked on its own (matvec may be null).
 FormatKernels active_kernels(Type type);
 
 // The floating-point fields of a block: byte offsets of its n_f16 fp16 fields (d, m,

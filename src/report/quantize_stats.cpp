@@ -6,6 +6,7 @@
 #include <fstream>
 #include <optional>
 
+#include "fixq/bf16.h"
 #include "fixq/error.h"
 #include "fixq/gguf_file.h"
 #include "fixq/npy.h"
@@ -37,6 +38,14 @@ void round_trip(const gguf::TypeTraits& t, const std::string& tensor, const std:
     stats.add(x.data() + off, back.data(), static_cast<std::size_t>(len));
     advance(len);
   }
+}
+
+// The same for bf16: float32 -> bf16 (round to nearest even) -> float32.
+void round_trip_bf16(const std::vector<float>& x, ErrorStats& stats, const std::function<void(int64_t)>& advance) {
+  std::vector<float> back(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) back[i] = bf16::to_float(bf16::from_float(x[i]));
+  stats.add(x.data(), back.data(), x.size());
+  advance(static_cast<int64_t>(x.size()));
 }
 
 }  // namespace
@@ -114,7 +123,15 @@ const std::vector<std::string>& QuantizeStatsInput::quantized() const { return i
 std::vector<QuantizeStatsType> QuantizeStatsInput::run(const QuantizeStatsOptions& o) const {
   const Impl& m = *impl_;
   std::vector<QuantizeStatsType> reports;
-  for (const std::string& name : o.types) reports.push_back({&gguf::traits(name), {}, {}, 0, 0});
+  for (const std::string& name : o.types) {
+    QuantizeStatsType r;
+    r.name = name;
+    if (name != "bf16") {
+      r.type = &gguf::traits(name);
+      r.block_elems = r.type->block_elems;
+    }
+    reports.push_back(std::move(r));
+  }
   const int64_t total = float_values() * static_cast<int64_t>(reports.size());
   int64_t done = 0;
   const auto advance = [&](int64_t n) {
@@ -131,13 +148,16 @@ std::vector<QuantizeStatsType> QuantizeStatsInput::run(const QuantizeStatsOption
         fail("tensor '", name, "' element ", k, " is ", std::isnan(x[k]) ? "NaN" : "infinite",
              "; the GGUF formats hold finite values only");
     for (QuantizeStatsType& r : reports) {
-      if (shape.empty() || shape.back() % r.type->block_elems != 0) {
+      if (shape.empty() || shape.back() % r.block_elems != 0) {
         ++r.skipped_tensors;
         r.skipped_values += static_cast<int64_t>(x.size());
         advance(static_cast<int64_t>(x.size()));
       } else if (!x.empty()) {
         ErrorStats tensor_stats;
-        round_trip(*r.type, name, x, tensor_stats, advance);
+        if (r.type)
+          round_trip(*r.type, name, x, tensor_stats, advance);
+        else
+          round_trip_bf16(x, tensor_stats, advance);
         if (o.per_tensor) r.tensors.emplace_back(name, tensor_stats);
         r.total.merge(tensor_stats);
       }

@@ -64,6 +64,18 @@ TEST(GgufBadInput, NullPointers) {
   expect_error([&] { dequantize(Type::Q4_0, packed, nullptr); }, "null");
 }
 
+TEST(GgufBadInput, MatvecOperandsThatDoNotPair) {
+  const std::vector<std::byte> x(3 * 18), y(34);  // three q4_0 rows of 32 against one q8_0 block
+  EXPECT_EQ(matvec(Type::Q4_0, x, 3, y).size(), 3u);
+  expect_error([&] { matvec(Type::Q4_0, x, -1, y); }, "negative row count", "-1");
+  expect_error([&] { matvec(Type::Q4_0, x, 2, y); }, "2 rows", "54 bytes");
+  expect_error([&] { matvec(Type::Q4_0, std::span(x).first(53), 3, y); }, "3 rows", "53 bytes");
+  expect_error([&] { matvec(Type::Q8_K, x, 3, y); }, "q8_K", "no dot product");
+  expect_error([&] { matvec(Type::Q4_0, x, 3, y, nullptr); }, "null output");
+  const std::vector<std::byte> q8_1(36);  // q4_1 pairs with q8_1, q4_0 with q8_0
+  expect_error([&] { matvec(Type::Q4_0, x, 3, q8_1); }, "q8_0");
+}
+
 TEST(GgufBadInput, PackedBytesThatAreNotWholeBlocks) {
   const std::vector<std::byte> bytes(2 * 18 - 1);
   expect_error([&] { dequantize(Type::Q4_0, bytes); }, "35 bytes", "q4_0", "18 bytes each");

@@ -204,6 +204,39 @@ TEST_P(IsaEquivalence, DotOfQuantizedDataIsBitIdentical) {
   }
 }
 
+// matvec (ggml's mul_mat with one activation row) against the reference dot, row by row:
+// row counts around the AVX-512 kernels' 8-row tiles, block counts around their 16-block
+// chunks (a short last chunk), misaligned operands.
+TEST_P(IsaEquivalence, MatvecIsTheReferenceDotOfEveryRow) {
+  for (const TypeTraits& t : all_types()) {
+    if (!t.dot_type) continue;
+    for (int64_t blocks : {1, 2, 15, 16, 17, 33}) {
+      for (int64_t rows : {1, 3, 8, 9, 17}) {
+        const uint32_t seed = static_cast<uint32_t>(blocks * 100 + rows);
+        const int64_t y_blocks = blocks * t.block_elems / traits(*t.dot_type).block_elems;
+        const Misaligned x(random_blocks(t.type, blocks * rows, seed));
+        const Misaligned y(random_blocks(*t.dot_type, y_blocks, seed + 7));
+        const std::size_t row_bytes = static_cast<std::size_t>(blocks) * t.block_bytes;
+        std::vector<float> want(static_cast<std::size_t>(rows));
+        {
+          fixq::test::PathScope s(fixq::test::scalar_path());
+          for (int64_t r = 0; r < rows; ++r)
+            want[static_cast<std::size_t>(r)] = dot(t.type, x.span().subspan(static_cast<std::size_t>(r) * row_bytes, row_bytes), y.span());
+        }
+        std::vector<float> got;
+        {
+          fixq::test::PathScope s(GetParam());
+          got = matvec(t.type, x.span(), rows, y.span());
+        }
+        ASSERT_EQ(got.size(), want.size());
+        for (std::size_t r = 0; r < want.size(); ++r)
+          EXPECT_TRUE(same_float(want[r], got[r])) << t.name << ", " << blocks << " blocks, row " << r << " of " << rows
+                                                   << ": " << want[r] << " vs " << got[r];
+      }
+    }
+  }
+}
+
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(IsaEquivalence);
 INSTANTIATE_TEST_SUITE_P(EveryFastIsa, IsaEquivalence, ::testing::ValuesIn(fixq::test::fast_paths()),
                          [](const ::testing::TestParamInfo<fixq::test::KernelPath>& i) { return i.param.name(); });

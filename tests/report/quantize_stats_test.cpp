@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -129,6 +130,33 @@ TEST_F(QuantizeStatsFiles, ANpyFileIsOneTensor) {
   ASSERT_EQ(r.size(), 1u);
   expect_same(r[0].total, whole(gguf::Type::Q8_0, x), "q8_0");
   EXPECT_TRUE(r[0].tensors.empty()) << "per-tensor statistics only when asked";
+}
+
+// bf16 rounds each value to nearest even on its own: the oracle rounds the float's bits
+// with the textbook carry (add 0x7FFF plus the kept lowest bit, drop 16 bits), no fixq code.
+TEST_F(QuantizeStatsFiles, Bf16IsMeasuredValueByValue) {
+  const std::vector<float> x = normal(3 * 17, 6, 2.0f);  // rows of 17: no GGUF block fits
+  save_npy_f32(path("x.npy"), x.data(), {3, 17});
+  QuantizeStatsOptions o;
+  o.types = {"bf16", "q8_0"};
+  const std::vector<QuantizeStatsType> r = QuantizeStatsInput(path("x.npy")).run(o);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].name, "bf16");
+  EXPECT_EQ(r[0].type, nullptr);
+  EXPECT_EQ(r[0].skipped_tensors, 0);
+  std::vector<float> back(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &x[i], 4);
+    bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+    std::memcpy(&back[i], &bits, 4);
+  }
+  ErrorStats want;
+  want.add(x.data(), back.data(), x.size());
+  expect_same(r[0].total, want, "bf16");
+  EXPECT_EQ(r[1].name, "q8_0");
+  EXPECT_EQ(r[1].total.count(), 0u) << "rows of 17 hold no q8_0 block";
+  EXPECT_EQ(r[1].skipped_tensors, 1);
 }
 
 TEST_F(QuantizeStatsFiles, RefusesWhatItCannotMeasure) {

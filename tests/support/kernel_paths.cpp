@@ -1,7 +1,9 @@
 #include "kernel_paths.h"
 
+#include "bf16/kernels.h"
 #include "cpu/registry.h"
 #include "gemm/kernels.h"
+#include "gguf/kernels.h"
 #include "gru/float_kernels.h"
 #include "gru/q_fast.h"
 #include "quant/kernels.h"
@@ -19,6 +21,8 @@ void install_emulated_kernels() {
     gru_detail::registry().install_emulated(Isa::Avx512, &gru_detail::avx512_emulated::kGru);
     gru_detail::registry().install_emulated(Isa::Avx512Vbmi, &gru_detail::avx512vbmi_emulated::kGru);
     gru_float::registry().install_emulated(Isa::Avx512, &gru_float::avx512_emulated::kFloat);
+    gguf::detail::registry().install_emulated(Isa::Avx512, &gguf::detail::avx512_emulated::kGguf);
+    bf16_detail::registry().install_emulated(Isa::Avx512Bf16, &bf16_detail::avx512bf16_emulated::kBf16);
     return true;
   }();
   (void)installed;

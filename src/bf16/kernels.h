@@ -1,0 +1,44 @@
+// Private: the kernel tables behind fixq/bf16.h, one per instruction-set family. The scalar
+// table (kernels_scalar.cpp, on step.h) is the definition; every other family gives the
+// same bits for every input.
+#pragma once
+
+#include <cstdint>
+
+#include "cpu/registry.h"
+
+namespace fixq::bf16_detail {
+
+// Panels of 32 weight rows, pair-interleaved (fixq::bf16::PackedB).
+inline constexpr int64_t kPanel = 32;
+// The dot product's accumulators (fixq/bf16.h): 4 vectors of 16 lanes.
+inline constexpr int64_t kDotLanes = 64;
+
+struct Bf16Kernels {
+  // dot(a, b) of k elements each, as fixq/bf16.h defines it.
+  using Dot = float (*)(const uint16_t* a, const uint16_t* b, int64_t k);
+  // C (m x n, ldc) = A (m x k, lda) times the packed weights (ceil(n / 32) panels of
+  // ceil(k / 2) pairs).
+  using Gemm = void (*)(const uint16_t* a, int64_t m, int64_t lda, const uint32_t* packed, int64_t n, int64_t k,
+                        float* c, int64_t ldc);
+  Dot dot;
+  Gemm gemm;
+};
+
+// Each family's table, in its own file; *_emulated only in the tests' SIMDe build.
+namespace scalar { extern const Bf16Kernels kBf16; }
+namespace avx2 { extern const Bf16Kernels kBf16; }
+namespace avx512bf16 { extern const Bf16Kernels kBf16; }
+namespace avx512bf16_emulated { extern const Bf16Kernels kBf16; }
+
+// Best first, one entry per family (registry.cpp).
+cpu_detail::KernelRegistry<Bf16Kernels>& registry();
+
+// Pair p of a row of k bf16 values: element 2p in the low half, 2p + 1 (or +0 past k) in
+// the high half: the dword vdpbf16ps reads.
+inline uint32_t pair_at(const uint16_t* row, int64_t k, int64_t p) {
+  const int64_t i = 2 * p;
+  return uint32_t{row[i]} | (i + 1 < k ? uint32_t{row[i + 1]} << 16 : 0u);
+}
+
+}  // namespace fixq::bf16_detail

@@ -1,0 +1,346 @@
+// AVX-512 dequantizers of every format, 16 floats per vector. As in the AVX2 ones, each
+// output is the reference's single IEEE operation (or the same two, in the same order) on
+// the same operands: float(q) * d, float(q) * d + m, (d * sc) * float(q) - dmin * m ... The
+// integer-to-float step is a vpermps lookup where the codes are 4 or 5 bits wide: the table
+// holds exactly the floats the reference converts, and vpermps reads only the low 4 bits of
+// each index (5 for vpermt2ps), so the code needs no mask.
+#include "gguf/avx512_util.h"
+#include "gguf/blocks.h"
+#include "gguf/ggml_arith.h"
+#include "gguf/kernels_avx512.h"
+
+namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512) {
+
+namespace {
+
+// Tables of float(value) by 4-bit code.
+struct Tables {
+  alignas(64) float q4_0[16];    // code - 8
+  alignas(64) float code[32];    // code (0..31)
+  alignas(64) float q5_0[32];    // code - 16
+  alignas(64) float iq4nl[16];   // kIq4nlValues
+  alignas(64) float mxfp4[16];   // kMxfp4Values (doubled E2M1)
+  alignas(64) float two_bit[16]; // code & 3 (Q2_K: the shifted byte's higher bits are ignored)
+  alignas(64) float q3[16];      // (code & 7) - 4 (Q3_K: low two bits | set high bit << 2)
+  alignas(64) float ternary[16]; // (code & 3) - 1
+};
+
+constexpr Tables make_tables() {
+  Tables t{};
+  for (int c = 0; c < 16; ++c) {
+    t.q4_0[c] = static_cast<float>(c - 8);
+    t.iq4nl[c] = static_cast<float>(kIq4nlValues[c]);
+    t.mxfp4[c] = static_cast<float>(kMxfp4Values[c]);
+    t.two_bit[c] = static_cast<float>(c & 3);
+    t.q3[c] = static_cast<float>((c & 7) - 4);
+    t.ternary[c] = static_cast<float>((c & 3) - 1);
+  }
+  for (int c = 0; c < 32; ++c) {
+    t.code[c] = static_cast<float>(c);
+    t.q5_0[c] = static_cast<float>(c - 16);
+  }
+  return t;
+}
+
+constexpr Tables kTables = make_tables();
+
+FIXQ_GGUF_INLINE __m512 table16(const float* t) { return _mm512_load_ps(t); }
+
+// 16 bytes at p, zero-extended into 16 int32 lanes.
+FIXQ_GGUF_INLINE __m512i bytes16(const void* p) { return _mm512_cvtepu8_epi32(load16(p)); }
+
+// The float of 4-bit code (low 4 bits of each lane) from a 16-entry table.
+FIXQ_GGUF_INLINE __m512 lut16(__m512i codes, __m512 table) { return _mm512_permutexvar_ps(codes, table); }
+
+// 16 + 16 outputs of a Q4_0-style block (qs at p: element j in the low nibble of byte j,
+// j + 16 in the high one): table[code] * d, in the reference's operand order.
+FIXQ_GGUF_INLINE void store_nibbles_scaled(float* y, const void* qs, __m512 table, __m512 d) {
+  const __m512i b = bytes16(qs);
+  _mm512_storeu_ps(y, _mm512_mul_ps(lut16(b, table), d));
+  _mm512_storeu_ps(y + 16, _mm512_mul_ps(lut16(_mm512_srli_epi32(b, 4), table), d));
+}
+
+// The same with d first (d * value), for the formats whose reference writes it so (the
+// product is commutative, so the order only documents the reference).
+FIXQ_GGUF_INLINE void store_nibbles_dscaled(float* y, const void* qs, __m512 table, __m512 d) {
+  const __m512i b = bytes16(qs);
+  _mm512_storeu_ps(y, _mm512_mul_ps(d, lut16(b, table)));
+  _mm512_storeu_ps(y + 16, _mm512_mul_ps(d, lut16(_mm512_srli_epi32(b, 4), table)));
+}
+
+// 32 int8 at p times d: float(q) * d.
+FIXQ_GGUF_INLINE void store_i8x32_scaled(float* y, const std::byte* p, __m512 d) {
+  _mm512_storeu_ps(y, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(p))), d));
+  _mm512_storeu_ps(y + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(p + 16))), d));
+}
+
+// 32 int8 at p times d, d first (Q8_K's d * q).
+FIXQ_GGUF_INLINE void store_i8x32_dscaled(float* y, const std::byte* p, __m512 d) {
+  _mm512_storeu_ps(y, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(p)))));
+  _mm512_storeu_ps(y + 16, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(p + 16)))));
+}
+
+// Q5 blocks: codes (low nibble | fifth bit << 4) of elements 0..15 and 16..31, as the low
+// five bits of int32 lanes (higher bits are ignored by vpermt2ps).
+FIXQ_GGUF_INLINE void q5_codes(const std::byte* qs, const std::byte* qh, __m512i* lo, __m512i* hi) {
+  const uint32_t h = load_as<uint32_t>(qh);
+  const __m512i b = bytes16(qs), sixteen = _mm512_set1_epi32(16), low4 = _mm512_set1_epi32(0x0F);
+  *lo = _mm512_mask_add_epi32(_mm512_and_si512(b, low4), static_cast<__mmask16>(h), _mm512_and_si512(b, low4), sixteen);
+  const __m512i b_hi = _mm512_srli_epi32(b, 4);
+  *hi = _mm512_mask_add_epi32(b_hi, static_cast<__mmask16>(h >> 16), b_hi, sixteen);
+}
+
+FIXQ_GGUF_INLINE __m512 lut32(__m512i codes, const float* t) {
+  return _mm512_permutex2var_ps(_mm512_load_ps(t), codes, _mm512_load_ps(t + 16));
+}
+
+}  // namespace
+
+void dequantize_q4_0(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512 t = table16(kTables.q4_0);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ4_0), y += kQK)
+    store_nibbles_scaled(y, in + 2, t, _mm512_set1_ps(load_fp16(in)));
+}
+
+void dequantize_q4_1(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512 t = _mm512_load_ps(kTables.code);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ4_1), y += kQK) {
+    const __m512 d = _mm512_set1_ps(load_fp16(in)), m = _mm512_set1_ps(load_fp16(in + 2));
+    const __m512i b = bytes16(in + 4);
+    _mm512_storeu_ps(y, _mm512_add_ps(_mm512_mul_ps(lut16(b, t), d), m));
+    _mm512_storeu_ps(y + 16, _mm512_add_ps(_mm512_mul_ps(lut16(_mm512_srli_epi32(b, 4), t), d), m));
+  }
+}
+
+void dequantize_q5_0(const std::byte* in, int64_t n_blocks, float* y) {
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ5_0), y += kQK) {
+    const __m512 d = _mm512_set1_ps(load_fp16(in));
+    __m512i lo, hi;
+    q5_codes(in + 6, in + 2, &lo, &hi);
+    _mm512_storeu_ps(y, _mm512_mul_ps(lut32(lo, kTables.q5_0), d));
+    _mm512_storeu_ps(y + 16, _mm512_mul_ps(lut32(hi, kTables.q5_0), d));
+  }
+}
+
+void dequantize_q5_1(const std::byte* in, int64_t n_blocks, float* y) {
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ5_1), y += kQK) {
+    const __m512 d = _mm512_set1_ps(load_fp16(in)), m = _mm512_set1_ps(load_fp16(in + 2));
+    __m512i lo, hi;
+    q5_codes(in + 8, in + 4, &lo, &hi);
+    _mm512_storeu_ps(y, _mm512_add_ps(_mm512_mul_ps(lut32(lo, kTables.code), d), m));
+    _mm512_storeu_ps(y + 16, _mm512_add_ps(_mm512_mul_ps(lut32(hi, kTables.code), d), m));
+  }
+}
+
+void dequantize_q8_0(const std::byte* in, int64_t n_blocks, float* y) {
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ8_0), y += kQK)
+    store_i8x32_scaled(y, in + 2, _mm512_set1_ps(load_fp16(in)));
+}
+
+void dequantize_q8_1(const std::byte* in, int64_t n_blocks, float* y) {
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ8_1), y += kQK)
+    store_i8x32_scaled(y, in + 4, _mm512_set1_ps(load_fp16(in)));
+}
+
+void dequantize_q8_k(const std::byte* in, int64_t n_blocks, float* y) {
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ8_K), y += kQK_K) {
+    const __m512 d = _mm512_set1_ps(load_as<float>(in));
+    for (int j = 0; j < kQK_K; j += 32) store_i8x32_dscaled(y + j, in + 4 + j, d);
+  }
+}
+
+void dequantize_iq4_nl(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512 t = table16(kTables.iq4nl);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockIq4Nl), y += kQK)
+    store_nibbles_dscaled(y, in + 2, t, _mm512_set1_ps(load_fp16(in)));
+}
+
+void dequantize_mxfp4(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512 t = table16(kTables.mxfp4);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockMxfp4), y += kQK)
+    store_nibbles_scaled(y, in + 1, t, _mm512_set1_ps(e8m0_half(static_cast<uint8_t>(in[0]))));
+}
+
+void dequantize_iq4_xs(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512 t = table16(kTables.iq4nl);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockIq4Xs)) {
+    const float d = load_fp16(in);
+    const auto h = load_as<uint16_t>(in + 2);
+    const auto* l = reinterpret_cast<const uint8_t*>(in + 4);
+    for (int ib = 0; ib < kQK_K / 32; ++ib, y += 32) {
+      const int ls = ((l[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((h >> (2 * ib)) & 3) << 4);
+      store_nibbles_dscaled(y, in + 8 + 16 * ib, t, _mm512_set1_ps(d * to_f32(ls - 32)));
+    }
+  }
+}
+
+// Per sub-block of 16: the 8 low nibbles, then the 8 high nibbles of its 8 bytes.
+void dequantize_nvfp4(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512 t = table16(kTables.mxfp4);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockNvfp4)) {
+    const auto* d = reinterpret_cast<const uint8_t*>(in);
+    for (int s = 0; s < kQKNvfp4 / kQKNvfp4Sub; ++s, y += kQKNvfp4Sub) {
+      const __m512i b = _mm512_cvtepu8_epi32(_mm_set1_epi64x(load_as<long long>(in + 4 + 8 * s)));
+      const __m512i codes = _mm512_mask_srli_epi32(b, 0xFF00, b, 4);
+      _mm512_storeu_ps(y, _mm512_mul_ps(lut16(codes, t), _mm512_set1_ps(kUe4m3Half[d[s]])));
+    }
+  }
+}
+
+// Element e = 128 h + 32 j + l: code (qs[32 h + l] >> 2j) & 3, scale byte e / 16.
+void dequantize_q2_k(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512 t = table16(kTables.two_bit);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ2_K), y += kQK_K) {
+    const auto* b = reinterpret_cast<const uint8_t*>(in);
+    const float d = load_fp16(in + 80), dmin = load_fp16(in + 82);
+    for (int h = 0; h < 2; ++h) {
+      const __m512i q[2] = {bytes16(b + 16 + 32 * h), bytes16(b + 32 + 32 * h)};
+      for (int j = 0; j < 4; ++j) {
+        for (int half = 0; half < 2; ++half) {
+          const uint8_t sc = b[8 * h + 2 * j + half];
+          const __m512 dl = _mm512_set1_ps(d * to_f32(sc & 0xF)), ml = _mm512_set1_ps(dmin * to_f32(sc >> 4));
+          const __m512 v = lut16(_mm512_srli_epi32(q[half], 2 * j), t);
+          _mm512_storeu_ps(y + 128 * h + 32 * j + 16 * half, _mm512_sub_ps(_mm512_mul_ps(dl, v), ml));
+        }
+      }
+    }
+  }
+}
+
+// As Q2_K for the two low bits; the third is bit 4h + j of hmask[l] (clear: -4).
+void dequantize_q3_k(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512 t = table16(kTables.q3);
+  const __m512i three = _mm512_set1_epi32(3), four = _mm512_set1_epi32(4);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ3_K), y += kQK_K) {
+    const auto* b = reinterpret_cast<const uint8_t*>(in);
+    const float d = load_fp16(in + 108);
+    const __m512i hm[2] = {bytes16(b), bytes16(b + 16)};
+    for (int h = 0; h < 2; ++h) {
+      const __m512i q[2] = {bytes16(b + 32 + 32 * h), bytes16(b + 48 + 32 * h)};
+      for (int j = 0; j < 4; ++j) {
+        const __m512i bit = _mm512_set1_epi32(1 << (4 * h + j));
+        for (int half = 0; half < 2; ++half) {
+          const int sb = 8 * h + 2 * j + half;
+          const __m512i low = _mm512_and_si512(_mm512_srli_epi32(q[half], 2 * j), three);
+          const __m512i code = _mm512_mask_add_epi32(low, _mm512_test_epi32_mask(hm[half], bit), low, four);
+          const __m512 dl = _mm512_set1_ps(d * to_f32(q3_k_scale(b + 96, sb) - 32));
+          _mm512_storeu_ps(y + 128 * h + 32 * j + 16 * half, _mm512_mul_ps(dl, lut16(code, t)));
+        }
+      }
+    }
+  }
+}
+
+void dequantize_q4_k(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512 t = _mm512_load_ps(kTables.code);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ4_K), y += kQK_K) {
+    const auto* b = reinterpret_cast<const uint8_t*>(in);
+    const float d = load_fp16(in), dmin = load_fp16(in + 2);
+    for (int k = 0; k < 4; ++k) {  // sub-block 2k in the low nibbles of 32 bytes, 2k + 1 in the high ones
+      const __m512i q[2] = {bytes16(b + 16 + 32 * k), bytes16(b + 32 + 32 * k)};
+      for (int s = 0; s < 2; ++s) {
+        uint8_t sc, m;
+        scale_min_k4(2 * k + s, b + 4, &sc, &m);
+        const __m512 dl = _mm512_set1_ps(d * to_f32(sc)), ml = _mm512_set1_ps(dmin * to_f32(m));
+        for (int half = 0; half < 2; ++half) {
+          const __m512i codes = s ? _mm512_srli_epi32(q[half], 4) : q[half];
+          _mm512_storeu_ps(y + 64 * k + 32 * s + 16 * half, _mm512_sub_ps(_mm512_mul_ps(dl, lut16(codes, t)), ml));
+        }
+      }
+    }
+  }
+}
+
+void dequantize_q5_k(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512i low4 = _mm512_set1_epi32(0x0F), sixteen = _mm512_set1_epi32(16);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ5_K), y += kQK_K) {
+    const auto* b = reinterpret_cast<const uint8_t*>(in);
+    const float d = load_fp16(in), dmin = load_fp16(in + 2);
+    const __m512i qh[2] = {bytes16(b + 16), bytes16(b + 32)};
+    for (int k = 0; k < 4; ++k) {
+      const __m512i q[2] = {bytes16(b + 48 + 32 * k), bytes16(b + 64 + 32 * k)};
+      for (int s = 0; s < 2; ++s) {
+        const int sb = 2 * k + s;
+        uint8_t sc, m;
+        scale_min_k4(sb, b + 4, &sc, &m);
+        const __m512 dl = _mm512_set1_ps(d * to_f32(sc)), ml = _mm512_set1_ps(dmin * to_f32(m));
+        const __m512i bit = _mm512_set1_epi32(1 << sb);
+        for (int half = 0; half < 2; ++half) {
+          const __m512i low = _mm512_and_si512(s ? _mm512_srli_epi32(q[half], 4) : q[half], low4);
+          const __m512i code = _mm512_mask_add_epi32(low, _mm512_test_epi32_mask(qh[half], bit), low, sixteen);
+          _mm512_storeu_ps(y + 32 * sb + 16 * half, _mm512_sub_ps(_mm512_mul_ps(dl, lut32(code, kTables.code)), ml));
+        }
+      }
+    }
+  }
+}
+
+// Element e = 128 h + 32 k + l: low nibble (k < 2) or high nibble (k >= 2) of
+// ql[64 h + 32 (k % 2) + l], two high bits at 2k of qh[32 h + l]; q = code - 32.
+void dequantize_q6_k(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512i low4 = _mm512_set1_epi32(0x0F), three = _mm512_set1_epi32(3), thirty_two = _mm512_set1_epi32(32);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ6_K), y += kQK_K) {
+    const auto* b = reinterpret_cast<const uint8_t*>(in);
+    const auto* sc = reinterpret_cast<const int8_t*>(b + offsetof(BlockQ6_K, scales));
+    const float d = load_fp16(in + offsetof(BlockQ6_K, d));
+    const uint8_t* qlp = b + offsetof(BlockQ6_K, ql);
+    for (int h = 0; h < 2; ++h) {
+      for (int half = 0; half < 2; ++half) {
+        const __m512i qh = bytes16(b + offsetof(BlockQ6_K, qh) + 32 * h + 16 * half);
+        const __m512i ql[2] = {bytes16(qlp + 64 * h + 16 * half), bytes16(qlp + 64 * h + 32 + 16 * half)};
+        for (int k = 0; k < 4; ++k) {
+          const __m512i low = _mm512_and_si512(k < 2 ? ql[k % 2] : _mm512_srli_epi32(ql[k % 2], 4), low4);
+          const __m512i high = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(qh, 2 * k), three), 4);
+          const __m512i q = _mm512_sub_epi32(_mm512_or_si512(low, high), thirty_two);
+          const int e = 128 * h + 32 * k + 16 * half;
+          const __m512 dl = _mm512_set1_ps(d * to_f32(sc[e / 16]));
+          _mm512_storeu_ps(y + e, _mm512_mul_ps(dl, _mm512_cvtepi32_ps(q)));
+        }
+      }
+    }
+  }
+}
+
+// TQ1_0: digit n of byte b is ((b * 3^n mod 256) * 3) >> 8, computed in int32 lanes.
+void dequantize_tq1_0(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512 t = table16(kTables.ternary);
+  const __m512i byte = _mm512_set1_epi32(0xFF);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockTq1_0)) {
+    const __m512 d = _mm512_set1_ps(load_fp16(in + 52));
+    // digits n = 0..4 of 16 bytes at p, elements out + stride * n + (0..15).
+    auto digits = [&](const std::byte* p, int planes, float* out, int stride) {
+      __m512i q = bytes16(p);
+      for (int n = 0; n < planes; ++n) {
+        const __m512i digit = _mm512_srli_epi32(_mm512_add_epi32(q, _mm512_add_epi32(q, q)), 8);
+        _mm512_storeu_ps(out + stride * n, _mm512_mul_ps(lut16(digit, t), d));
+        q = _mm512_and_si512(_mm512_add_epi32(q, _mm512_add_epi32(q, q)), byte);
+      }
+    };
+    digits(in, 5, y, 32);           // qs[0..15]: elements 32n + m
+    digits(in + 16, 5, y + 16, 32);  // qs[16..31]
+    digits(in + 32, 5, y + 160, 16);  // qs[32..47]: elements 160 + 16n + m
+    // qh[0..3]: element 240 + 4n + j is digit n of qh[j].
+    const __m512i h = _mm512_cvtepu8_epi32(_mm_set1_epi32(load_as<int>(in + 48)));
+    const __m512i pow3 = _mm512_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27);
+    const __m512i q = _mm512_and_si512(_mm512_mullo_epi32(h, pow3), byte);
+    const __m512i digit = _mm512_srli_epi32(_mm512_add_epi32(q, _mm512_add_epi32(q, q)), 8);
+    _mm512_storeu_ps(y + 240, _mm512_mul_ps(lut16(digit, t), d));
+    y += kQK_K;
+  }
+}
+
+// TQ2_0: byte 32c + m holds element 128c + 32n + m at bits 2n; value (code - 1) * d.
+void dequantize_tq2_0(const std::byte* in, int64_t n_blocks, float* y) {
+  const __m512 t = table16(kTables.ternary);
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockTq2_0), y += kQK_K) {
+    const __m512 d = _mm512_set1_ps(load_fp16(in + 64));
+    for (int c = 0; c < 2; ++c)
+      for (int half = 0; half < 2; ++half) {
+        const __m512i q = bytes16(in + 32 * c + 16 * half);
+        for (int n = 0; n < 4; ++n)
+          _mm512_storeu_ps(y + 128 * c + 32 * n + 16 * half, _mm512_mul_ps(lut16(_mm512_srli_epi32(q, 2 * n), t), d));
+      }
+  }
+}
+
+}  // namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512)

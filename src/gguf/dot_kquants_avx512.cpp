@@ -1,0 +1,473 @@
+// AVX-512 VNNI dot products and matrix-vector products of the 256-element formats with
+// Q8_K: the K-quants Q2_K ... Q6_K, IQ4_XS, TQ1_0 and TQ2_0. Bit-identical (bound 0) to
+// dot_*_ref.
+//
+// Q3_K ... Q6_K: ggml's generic dots keep eight int32 lanes, lane l summing scale * q8 * q
+// over the elements e = l (mod 8) of a super-block. Here both operands are put in "class
+// order" (avx512_util.h class_order: within each 32 elements, dword d holds the four with
+// e = d mod 8), so that vpmaddubsw's pairs and vpdpwssd's pairs of pairs each stay inside
+// one class and one 16-element sub-block: vpdpwssd multiplies the pair sums by their
+// sub-block's scale and adds them into the class's int32 lane, exactly. The activations are
+// put in class order once per call. Codes u = q + off are unsigned (u <= 63, so no int16
+// pair saturates: |pair| <= 2 * 63 * 128); off * (y pair sums) is subtracted before the
+// scale, also prepared once per call.
+//
+// IQ4_XS (a term per 32-element sub-block) goes through the interleaved-rows driver of
+// matvec_avx512.h, like the Q8_0 formats. Q2_K, TQ1_0 and TQ2_0 (one term per 256
+// elements) go row by row.
+#include "gguf/avx512_util.h"
+#include "gguf/blocks.h"
+#include "gguf/ggml_arith.h"
+#include "gguf/kernels_avx512.h"
+#include "gguf/matvec_avx512.h"
+
+namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512) {
+
+namespace {
+
+constexpr std::size_t kQ8K = sizeof(BlockQ8_K);
+
+// One Q8_K super-block for the class-lane kernels.
+struct Q8KClasses {
+  alignas(64) int8_t qs[kQK_K];   // each 32 quants in class order
+  alignas(64) int16_t off[128];   // off * (sum of each vpmaddubsw pair of qs)
+  float d;
+  alignas(32) int16_t bsums[16];
+};
+
+template <int kOff>
+void prepare_classes(const std::byte* y, Q8KClasses* p) {
+  p->d = load_as<float>(y);
+  std::memcpy(p->bsums, y + 260, sizeof p->bsums);
+  for (int k = 0; k < 4; ++k) {
+    const __m512i q = class_order(load64(y + 4 + 64 * k), false);
+    _mm512_store_si512(p->qs + 64 * k, q);
+    const __m512i pairs = _mm512_maddubs_epi16(_mm512_set1_epi8(1), q);
+    _mm512_store_si512(p->off + 32 * k, _mm512_mullo_epi16(pairs, _mm512_set1_epi16(kOff)));
+  }
+}
+
+// Scale words for two 32-element groups whose sub-blocks of 16 have the int16 scales s[a],
+// s[a + 1] (lower group) and s[a + 2], s[a + 3] (upper): in class order a dword's first
+// pair comes from the group's first 16 elements, its second pair from the last 16.
+FIXQ_GGUF_INLINE __m512i scale_words16(__m512i s, int a) {
+  const __m512i lo = _mm512_set1_epi32(a | (a + 1) << 16), hi = _mm512_set1_epi32((a + 2) | (a + 3) << 16);
+  return _mm512_permutexvar_epi16(_mm512_mask_blend_epi32(0xFF00, lo, hi), s);
+}
+
+// Scale words for two 32-element groups with one scale each (s[a], s[a + 1]).
+FIXQ_GGUF_INLINE __m512i scale_words32(__m512i s, int a) {
+  return _mm512_permutexvar_epi16(_mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(static_cast<short>(a)),
+                                                          _mm512_set1_epi16(static_cast<short>(a + 1))),
+                                  s);
+}
+
+// lanes += scale * (u - off) . y for the 64 codes u of two groups against prepared y.
+FIXQ_GGUF_INLINE __m512i accumulate(__m512i lanes, __m512i u, const Q8KClasses& p, int k, __m512i scales, bool offset) {
+  __m512i pairs = _mm512_maddubs_epi16(u, _mm512_load_si512(p.qs + 64 * k));
+  if (offset) pairs = _mm512_sub_epi16(pairs, _mm512_load_si512(p.off + 32 * k));
+  return _mm512_dpwssd_epi32(lanes, pairs, scales);
+}
+
+// The eight class lanes: the two 256-bit halves of the accumulator added.
+FIXQ_GGUF_INLINE __m256i fold_lanes(__m512i lanes) {
+  return _mm256_add_epi32(_mm512_castsi512_si256(lanes), _mm512_extracti64x4_epi64(lanes, 1));
+}
+
+// The 6-bit scales (4 x 8 bits: sc[0..7]) and mins (m[0..7]) of Q4_K / Q5_K, as bytes
+// (ggml's get_scale_min_k4 on 32-bit words).
+FIXQ_GGUF_INLINE void scales_mins_k4(const std::byte* s, uint64_t* sc, uint64_t* m) {
+  const uint32_t a = load_as<uint32_t>(s), b = load_as<uint32_t>(s + 4), c = load_as<uint32_t>(s + 8);
+  const uint32_t sc_hi = (c & 0x0F0F0F0Fu) | ((a >> 2) & 0x30303030u);
+  const uint32_t m_hi = ((c >> 4) & 0x0F0F0F0Fu) | ((b >> 2) & 0x30303030u);
+  *sc = (a & 0x3F3F3F3Fu) | (uint64_t{sc_hi} << 32);
+  *m = (b & 0x3F3F3F3Fu) | (uint64_t{m_hi} << 32);
+}
+
+// sum_j bsums[j] * mins[j / 2] (exact in int32).
+FIXQ_GGUF_INLINE int32_t bsums_times_mins(const Q8KClasses& p, uint64_t mins) {
+  const __m128i m = _mm_cvtsi64_si128(static_cast<long long>(mins));
+  const __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m, m));
+  const __m256i prod = _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(p.bsums)), m16);
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(prod), _mm256_extracti128_si256(prod, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// The row loop shared by Q3_K ... Q6_K: sums[l] += (dx * dy) * float(lane[l]) per
+// super-block (and, with mins, sumf -= (dmin * dy) * float(bsums . mins)); at the end sumf
+// += sums[0], ..., sums[7] in order.
+template <class F>
+struct LanesFormat {
+  static constexpr std::size_t kYBlockBytes = kQ8K;
+  using Prepared = Q8KClasses;
+  static void prepare(const std::byte* y, Prepared* p) { prepare_classes<F::kOff>(y, p); }
+  static float dot_row(const std::byte* x, const std::byte*, int64_t n, const Prepared* p) {
+    __m256 sums = _mm256_setzero_ps();
+    float sumf = 0.0f;
+    for (int64_t i = 0; i < n; ++i, x += F::kBlockBytes) {
+      int32_t min_term = 0;
+      const __m256i lanes = F::lanes(x, p[i], &min_term);
+      const float d = load_fp16(x + F::kD) * p[i].d;
+      sums = _mm256_add_ps(sums, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes)));
+      if constexpr (F::kMins) sumf -= load_fp16(x + F::kD + 2) * p[i].d * to_f32(min_term);
+    }
+    alignas(32) float s[8];
+    _mm256_store_ps(s, sums);
+    for (float v : s) sumf += v;
+    return sumf;
+  }
+};
+
+// Q4_K: d@0, dmin@2, scales@4, qs@16 (32 bytes: sub-block 2k low nibbles, 2k + 1 high).
+struct Q4K : LanesFormat<Q4K> {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockQ4_K);
+  static constexpr int kOff = 0, kD = 0;
+  static constexpr bool kMins = true;
+  FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t* min_term) {
+    uint64_t sc, m;
+    scales_mins_k4(x + 4, &sc, &m);
+    *min_term = bsums_times_mins(p, m);
+    const __m512i s = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc))));
+    __m512i acc = _mm512_setzero_si512();
+    for (int k = 0; k < 4; ++k) {
+      const __m512i q = class_order(_mm512_castsi256_si512(load32(x + 16 + 32 * k)), true);
+      const __m512i u = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xFFFF0000u, q, 4), _mm512_set1_epi8(0x0F));
+      acc = accumulate(acc, u, p, k, scale_words32(s, 2 * k), false);
+    }
+    return fold_lanes(acc);
+  }
+};
+
+// Q5_K: as Q4_K plus a fifth bit per element, bit j (sub-block) of qh[l] (qh@16, qs@48).
+struct Q5K : LanesFormat<Q5K> {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockQ5_K);
+  static constexpr int kOff = 0, kD = 0;
+  static constexpr bool kMins = true;
+  FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t* min_term) {
+    uint64_t sc, m;
+    scales_mins_k4(x + 4, &sc, &m);
+    *min_term = bsums_times_mins(p, m);
+    const __m512i s = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc))));
+    const __m512i qh = class_order(_mm512_castsi256_si512(load32(x + 16)), true);
+    __m512i acc = _mm512_setzero_si512();
+    for (int k = 0; k < 4; ++k) {
+      const __m512i q = class_order(_mm512_castsi256_si512(load32(x + 48 + 32 * k)), true);
+      __m512i u = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xFFFF0000u, q, 4), _mm512_set1_epi8(0x0F));
+      const __m512i bits = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << (2 * k))),
+                                                   _mm512_set1_epi8(static_cast<char>(2 << (2 * k))));
+      u = _mm512_mask_add_epi8(u, _mm512_test_epi8_mask(qh, bits), u, _mm512_set1_epi8(16));
+      acc = accumulate(acc, u, p, k, scale_words32(s, 2 * k), false);
+    }
+    return fold_lanes(acc);
+  }
+};
+
+// Q6_K (BlockQ6_K: ql, qh, int8 scales, d); u = q + 32 (6 bits), sub-blocks of 16.
+struct Q6K : LanesFormat<Q6K> {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockQ6_K);
+  static constexpr int kOff = 32, kD = offsetof(BlockQ6_K, d);
+  static constexpr bool kMins = false;
+  FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t*) {
+    const __m512i s = _mm512_zextsi256_si512(_mm256_cvtepi8_epi16(load16(x + offsetof(BlockQ6_K, scales))));
+    const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30);
+    __m512i acc = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      // Groups 4h + k, k = 0..3: k = 0, 1 from the low nibbles of ql[64h ..] and ql[64h + 32 ..]
+      // with qh bits 0-1, 2-3; k = 2, 3 from their high nibbles with qh bits 4-5, 6-7.
+      const __m512i ql = class_order(load64(x + offsetof(BlockQ6_K, ql) + 64 * h), false);
+      const __m512i qh = class_order(_mm512_castsi256_si512(load32(x + offsetof(BlockQ6_K, qh) + 32 * h)), true);
+      const __m512i hi01 = _mm512_sllv_epi16(qh, _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(4), _mm512_set1_epi16(2)));
+      const __m512i hi23 = _mm512_srlv_epi16(qh, _mm512_mask_blend_epi32(0xFF00, _mm512_setzero_si512(), _mm512_set1_epi16(2)));
+      const __m512i u01 = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, low4), hi01, bits45, 0xF8);
+      const __m512i u23 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4), hi23, bits45, 0xF8);
+      acc = accumulate(acc, u01, p, 2 * h, scale_words16(s, 8 * h), true);
+      acc = accumulate(acc, u23, p, 2 * h + 1, scale_words16(s, 8 * h + 4), true);
+    }
+    return fold_lanes(acc);
+  }
+};
+
+// Q3_K (BlockQ3_K: hmask, qs, scales: 16 six-bit codes, value - 32, d); u = q + 4.
+struct Q3K : LanesFormat<Q3K> {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockQ3_K);
+  static constexpr int kOff = 4, kD = offsetof(BlockQ3_K, d);
+  static constexpr bool kMins = false;
+  FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t*) {
+    // The 16 scales as bytes (ggml's 32-bit-word unpacking of q3_k_scale), minus 32.
+    const std::byte* sc = x + offsetof(BlockQ3_K, scales);
+    const uint32_t a0 = load_as<uint32_t>(sc), a1 = load_as<uint32_t>(sc + 4), t = load_as<uint32_t>(sc + 8);
+    const uint32_t k1 = 0x03030303u, k2 = 0x0F0F0F0Fu;
+    const __m128i codes = _mm_setr_epi32(static_cast<int>((a0 & k2) | ((t & k1) << 4)),
+                                         static_cast<int>((a1 & k2) | (((t >> 2) & k1) << 4)),
+                                         static_cast<int>(((a0 >> 4) & k2) | (((t >> 4) & k1) << 4)),
+                                         static_cast<int>(((a1 >> 4) & k2) | (((t >> 6) & k1) << 4)));
+    const __m512i s = _mm512_zextsi256_si512(_mm256_cvtepi8_epi16(_mm_sub_epi8(codes, _mm_set1_epi8(32))));
+    const __m512i hm = class_order(_mm512_castsi256_si512(load32(x + offsetof(BlockQ3_K, hmask))), true);
+    const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
+    __m512i acc = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      const __m512i q = class_order(_mm512_castsi256_si512(load32(x + offsetof(BlockQ3_K, qs) + 32 * h)), true);
+      for (int j = 0; j < 4; j += 2) {  // groups 4h + j, 4h + j + 1
+        const __m512i shift = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(static_cast<short>(2 * j)),
+                                                      _mm512_set1_epi16(static_cast<short>(2 * j + 2)));
+        const __m512i low = _mm512_and_si512(_mm512_srlv_epi16(q, shift), three);
+        const __m512i bits = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << (4 * h + j))),
+                                                     _mm512_set1_epi8(static_cast<char>(1 << (4 * h + j + 1))));
+        const __m512i u = _mm512_mask_add_epi8(low, _mm512_test_epi8_mask(hm, bits), low, four);
+        acc = accumulate(acc, u, p, 2 * h + j / 2, scale_words16(s, 8 * h + 2 * j), true);
+      }
+    }
+    return fold_lanes(acc);
+  }
+};
+
+// ---- Q2_K, TQ1_0, TQ2_0: one term per super-block, rows one by one.
+
+struct Nothing {};
+
+// Q2_K: isum = sum_j (sc_j & 15) * (q8 . codes of sub-block j), summs = bsums . (sc >> 4);
+// sumf += dall * float(isum) - dmin * float(summs). Codes <= 3: |pair| <= 2 * 3 * 128.
+struct Q2K {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockQ2_K), kYBlockBytes = kQ8K;
+  using Prepared = Nothing;
+  static void prepare(const std::byte*, Prepared*) {}
+  static float dot_row(const std::byte* x, const std::byte* y, int64_t n, const Prepared*) {
+    float sumf = 0.0f;
+    for (int64_t i = 0; i < n; ++i, x += kBlockBytes, y += kQ8K) {
+      const __m128i sc = load16(x);
+      const __m512i scales = _mm512_broadcast_i32x4(_mm_and_si128(sc, _mm_set1_epi8(0x0F)));
+      __m512i acc = _mm512_setzero_si512();
+      for (int h = 0; h < 2; ++h) {
+        const __m512i q = _mm512_broadcast_i64x4(load32(x + 16 + 32 * h));
+        for (int j = 0; j < 4; j += 2) {  // elements 128h + 32j + (0..63): sub-blocks 8h + 2j + (0..3)
+          const __m512i shift = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(static_cast<short>(2 * j)),
+                                                        _mm512_set1_epi16(static_cast<short>(2 * j + 2)));
+          const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(q, shift), _mm512_set1_epi8(3));
+          const __m512i pairs = _mm512_maddubs_epi16(codes, load64(y + 4 + 128 * h + 32 * j));
+          // 128-bit lane L: every word the zero-extended scale of sub-block 8h + 2j + L.
+          const int sb = 8 * h + 2 * j;
+          const __m512i pick = _mm512_setr_epi32(sb | 0x8000 | sb << 16 | 0x80000000, sb | 0x8000 | sb << 16 | 0x80000000,
+                                                 sb | 0x8000 | sb << 16 | 0x80000000, sb | 0x8000 | sb << 16 | 0x80000000,
+                                                 (sb + 1) | 0x8000 | (sb + 1) << 16 | 0x80000000,
+                                                 (sb + 1) | 0x8000 | (sb + 1) << 16 | 0x80000000,
+                                                 (sb + 1) | 0x8000 | (sb + 1) << 16 | 0x80000000,
+                                                 (sb + 1) | 0x8000 | (sb + 1) << 16 | 0x80000000,
+                                                 (sb + 2) | 0x8000 | (sb + 2) << 16 | 0x80000000,
+                                                 (sb + 2) | 0x8000 | (sb + 2) << 16 | 0x80000000,
+                                                 (sb + 2) | 0x8000 | (sb + 2) << 16 | 0x80000000,
+                                                 (sb + 2) | 0x8000 | (sb + 2) << 16 | 0x80000000,
+                                                 (sb + 3) | 0x8000 | (sb + 3) << 16 | 0x80000000,
+                                                 (sb + 3) | 0x8000 | (sb + 3) << 16 | 0x80000000,
+                                                 (sb + 3) | 0x8000 | (sb + 3) << 16 | 0x80000000,
+                                                 (sb + 3) | 0x8000 | (sb + 3) << 16 | 0x80000000);
+          acc = _mm512_dpwssd_epi32(acc, pairs, _mm512_shuffle_epi8(scales, pick));
+        }
+      }
+      const int32_t isum = hsum_i32(acc);
+      const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), _mm_set1_epi8(0x0F)));
+      const __m256i mm = _mm256_madd_epi16(load32(y + 260), mins);
+      const int32_t summs = hsum_i32(_mm512_zextsi256_si512(mm));
+      const float dy = load_as<float>(y);
+      const float dall = dy * load_fp16(x + 80), dmin = dy * load_fp16(x + 82);
+      sumf += dall * to_f32(isum) - dmin * to_f32(summs);
+    }
+    return sumf;
+  }
+};
+
+// sum of a Q8_K block's 256 quants.
+FIXQ_GGUF_INLINE int32_t q8k_sum(const std::byte* y) {
+  __m512i acc = _mm512_setzero_si512();
+  for (int k = 0; k < 4; ++k) acc = _mm512_dpbusd_epi32(acc, _mm512_set1_epi8(1), load64(y + 4 + 64 * k));
+  return hsum_i32(acc);
+}
+
+// TQ2_0: byte 32c + m holds element 128c + 32n + m at bits 2n; sumi = sum(code * y) - sum(y);
+// sumf += float(sumi) * (dy * dx).
+struct Tq2 {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockTq2_0), kYBlockBytes = kQ8K;
+  struct Prepared {
+    int32_t sum;
+  };
+  static void prepare(const std::byte* y, Prepared* p) { p->sum = q8k_sum(y); }
+  static float dot_row(const std::byte* x, const std::byte* y, int64_t n, const Prepared* p) {
+    float sumf = 0.0f;
+    for (int64_t i = 0; i < n; ++i, x += kBlockBytes, y += kQ8K) {
+      __m512i acc = _mm512_setzero_si512();
+      for (int c = 0; c < 2; ++c) {
+        const __m512i q = _mm512_broadcast_i64x4(load32(x + 32 * c));
+        for (int n0 = 0; n0 < 4; n0 += 2) {
+          const __m512i shift = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(static_cast<short>(2 * n0)),
+                                                        _mm512_set1_epi16(static_cast<short>(2 * n0 + 2)));
+          const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(q, shift), _mm512_set1_epi8(3));
+          acc = _mm512_dpbusd_epi32(acc, codes, load64(y + 4 + 128 * c + 32 * n0));
+        }
+      }
+      const int32_t sumi = hsum_i32(acc) - p[i].sum;
+      sumf += to_f32(sumi) * (load_as<float>(y) * load_fp16(x + 64));
+    }
+    return sumf;
+  }
+};
+
+// TQ1_0. With F_n(b) = floor(b * 3^n / 256), digit n of byte b is ((b * 3^n mod 256) * 3)
+// >> 8 = F_(n+1)(b) - 3 F_n(b) (F_0 = 0 for a byte). So the sum over a byte's digits n of
+// y_n * digit_n is sum over k >= 1 of F_k(b) * (y_(k-1) - 3 y_k), a linear form in the F_k,
+// which vpmulhuw computes for 32 bytes at once (b * (3^k * 256) >> 16), and whose weights
+// W_k = y_(k-1) - 3 y_k (|W| <= 512, int16) are prepared once per call. The sum is exact.
+struct Tq1 {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockTq1_0), kYBlockBytes = kQ8K;
+  struct Prepared {
+    // w1[k - 1]: weights of F_k for qs[0..31]; w2[k - 1]: for qs[32..47] (words 0-15) and
+    // qh[0..3] (words 16-19).
+    alignas(64) int16_t w1[5][32];
+    alignas(64) int16_t w2[5][32];
+    int32_t sum;
+  };
+  static void prepare(const std::byte* y, Prepared* p) {
+    const auto* q = reinterpret_cast<const int8_t*>(y + 4);
+    std::memset(p->w2, 0, sizeof p->w2);
+    for (int k = 1; k <= 5; ++k) {
+      for (int m = 0; m < 32; ++m)  // element 32n + m is digit n of qs[m]
+        p->w1[k - 1][m] = static_cast<int16_t>(q[32 * (k - 1) + m] - (k <= 4 ? 3 * q[32 * k + m] : 0));
+      for (int m = 0; m < 16; ++m)  // element 160 + 16n + m is digit n of qs[32 + m]
+        p->w2[k - 1][m] = static_cast<int16_t>(q[160 + 16 * (k - 1) + m] - (k <= 4 ? 3 * q[160 + 16 * k + m] : 0));
+      if (k <= 4)
+        for (int j = 0; j < 4; ++j)  // element 240 + 4n + j is digit n (< 4) of qh[j]
+          p->w2[k - 1][16 + j] = static_cast<int16_t>(q[240 + 4 * (k - 1) + j] - (k <= 3 ? 3 * q[240 + 4 * k + j] : 0));
+    }
+    p->sum = q8k_sum(y);
+  }
+  static float dot_row(const std::byte* x, const std::byte* y, int64_t n, const Prepared* p) {
+    float sumf = 0.0f;
+    for (int64_t i = 0; i < n; ++i, x += kBlockBytes, y += kQ8K) {
+      const __m512i b1 = _mm512_cvtepu8_epi16(load32(x));
+      const __m512i b2 = _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_cvtsi32_si128(load_as<int>(x + 48)), load16(x + 32)));
+      __m512i acc = _mm512_setzero_si512();
+      int pow3 = 3;
+      for (int k = 0; k < 5; ++k, pow3 *= 3) {
+        const __m512i f = _mm512_set1_epi16(static_cast<short>(pow3 * 256));
+        acc = _mm512_dpwssd_epi32(acc, _mm512_mulhi_epu16(b1, f), _mm512_load_si512(p[i].w1[k]));
+        acc = _mm512_dpwssd_epi32(acc, _mm512_mulhi_epu16(b2, f), _mm512_load_si512(p[i].w2[k]));
+      }
+      const int32_t sumi = hsum_i32(acc) - p[i].sum;
+      sumf += to_f32(sumi) * (load_fp16(x + 52) * load_as<float>(y));
+    }
+    return sumf;
+  }
+};
+
+// ---- IQ4_XS through the interleaved-rows driver: two super-blocks (16 terms) per call.
+
+struct Iq4XsBlocks {
+  alignas(64) int8_t qs[2][kQK_K];
+  alignas(64) int32_t sum[16];  // sum of each 32 quants
+  float d[2];
+};
+
+constexpr auto kIq4nlPlus128 = [] {
+  struct T {
+    alignas(16) int8_t b[16];
+  } t{};
+  for (int i = 0; i < 16; ++i) t.b[i] = static_cast<int8_t>(static_cast<uint8_t>(kIq4nlValues[i] + 128));
+  return t;
+}();
+
+struct Iq4Xs {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockIq4Xs);
+  static constexpr int kChunk = 2, kTerms = 8;
+  using Prepared = Iq4XsBlocks;
+  static void prepare(const std::byte* y, int64_t chunk, int64_t blocks, Prepared* p) {
+    y += static_cast<std::size_t>(chunk) * 2 * kQ8K;
+    __m512i s[8];
+    for (int b = 0; b < 2; ++b, y += kQ8K) {
+      if (b < blocks) {
+        std::memcpy(p->qs[b], y + 4, kQK_K);
+        p->d[b] = load_as<float>(y);
+      } else {
+        std::memset(p->qs[b], 0, kQK_K);
+        p->d[b] = 0.0f;
+      }
+      for (int k = 0; k < 4; ++k)
+        s[4 * b + k] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), _mm512_load_si512(p->qs[b] + 64 * k));
+    }
+    _mm512_store_si512(p->sum, sum_lanes_8x2(s));
+  }
+  // per sub-block: sumf += (d4d8 * float(ls - 32)) * float(sumi), d4d8 = dx * dy
+  FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
+    __m512i s[8];
+    for (int b = 0; b < 2; ++b)
+      for (int k = 0; k < 4; ++k) {
+        const __m512i z = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3),
+                                                   _mm512_castsi256_si512(load32(x + b * kBlockBytes + 8 + 32 * k)));
+        const __m512i codes = _mm512_and_si512(_mm512_mask_srli_epi16(z, 0xFF00FF00u, z, 4), _mm512_set1_epi8(0x0F));
+        s[4 * b + k] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lookup16(kIq4nlPlus128.b, codes),
+                                           _mm512_load_si512(p.qs[b] + 64 * k));
+      }
+    const __m512i sumi = _mm512_sub_epi32(sum_lanes_8x2(s), _mm512_slli_epi32(_mm512_load_si512(p.sum), 7));
+    // ls of sub-block i: low 4 bits at 4i of scales_l (u32 @4), high 2 at 2i of scales_h (u16 @2).
+    const __m512i l = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(load_as<int>(x + 4)),
+                                              _mm512_set1_epi32(load_as<int>(x + kBlockBytes + 4)));
+    const __m512i h = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(load_as<uint16_t>(x + 2)),
+                                              _mm512_set1_epi32(load_as<uint16_t>(x + kBlockBytes + 2)));
+    const __m512i low = _mm512_and_si512(
+        _mm512_srlv_epi32(l, _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28)), _mm512_set1_epi32(0xF));
+    const __m512i high = _mm512_and_si512(
+        _mm512_srlv_epi32(h, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14)), _mm512_set1_epi32(3));
+    const __m512i ls = _mm512_sub_epi32(_mm512_or_si512(low, _mm512_slli_epi32(high, 4)), _mm512_set1_epi32(32));
+    const __m512 d4d8 = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(load_fp16(x) * p.d[0]),
+                                             _mm512_set1_ps(load_fp16(x + kBlockBytes) * p.d[1]));
+    return _mm512_mul_ps(_mm512_mul_ps(d4d8, _mm512_cvtepi32_ps(ls)), _mm512_cvtepi32_ps(sumi));
+  }
+};
+
+template <class F>
+float dot_rows(const std::byte* x, const std::byte* y, int64_t n) {
+  float r;
+  RowDriver<F>::matvec(x, 1, n, y, &r);
+  return r;
+}
+
+}  // namespace
+
+float dot_q2_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q2K>(x, y, n); }
+float dot_q3_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q3K>(x, y, n); }
+float dot_q4_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q4K>(x, y, n); }
+float dot_q5_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q5K>(x, y, n); }
+float dot_q6_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q6K>(x, y, n); }
+float dot_tq1_0_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Tq1>(x, y, n); }
+float dot_tq2_0_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Tq2>(x, y, n); }
+float dot_iq4_xs_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
+  float r;
+  TermsDriver<Iq4Xs>::matvec(x, 1, n, y, &r);
+  return r;
+}
+
+void matvec_q2_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  RowDriver<Q2K>::matvec(x, rows, n, y, out);
+}
+void matvec_q3_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  RowDriver<Q3K>::matvec(x, rows, n, y, out);
+}
+void matvec_q4_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  RowDriver<Q4K>::matvec(x, rows, n, y, out);
+}
+void matvec_q5_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  RowDriver<Q5K>::matvec(x, rows, n, y, out);
+}
+void matvec_q6_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  RowDriver<Q6K>::matvec(x, rows, n, y, out);
+}
+void matvec_tq1_0_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  RowDriver<Tq1>::matvec(x, rows, n, y, out);
+}
+void matvec_tq2_0_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  RowDriver<Tq2>::matvec(x, rows, n, y, out);
+}
+void matvec_iq4_xs_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  TermsDriver<Iq4Xs>::matvec(x, rows, n, y, out);
+}
+
+}  // namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512)

@@ -1,0 +1,327 @@
+// AVX-512 VNNI dot products and matrix-vector products of the formats with a term per
+// block or sub-block of at most 32 elements against Q8_0 / Q8_1: Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0, IQ4_NL, MXFP4 and NVFP4. Bit-identical (bound 0) to dot_*_ref: the integer sum of
+// each block is exact, and each term is the reference's float expression on the same
+// operands, added to the row's sum in block order (matvec_avx512.h).
+//
+// Exact sums with vpdpbusd (unsigned bytes times signed bytes, four products per int32 lane,
+// no saturation): x's values v are fed as unsigned codes u = v + off (off = 8 for Q4_0, 16
+// for Q5_0, 128 for Q8_0 and the tables), so sum(v * y) = sum(u * y) - off * sum(y), where
+// sum(y) of each activation block is computed once per call.
+//
+// Two blocks share a vector: 128-bit lanes [block b low 16, block b high 16, block b + 1
+// low 16, block b + 1 high 16], which is Q8_0's element order, so the activation side is the
+// blocks' quants as they are.
+#include "gguf/avx512_util.h"
+#include "gguf/blocks.h"
+#include "gguf/ggml_arith.h"
+#include "gguf/kernels_avx512.h"
+#include "gguf/matvec_avx512.h"
+
+namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512) {
+
+namespace {
+
+// Table values plus 128, as unsigned codes.
+constexpr auto plus128(const int8_t (&v)[16]) {
+  struct T {
+    alignas(16) int8_t b[16];
+  } t{};
+  for (int i = 0; i < 16; ++i) t.b[i] = static_cast<int8_t>(static_cast<uint8_t>(v[i] + 128));
+  return t;
+}
+constexpr auto kIq4nlPlus128 = plus128(kIq4nlValues);
+constexpr auto kMxfp4Plus128 = plus128(kMxfp4Values);
+
+// 16 activation blocks of 32 quants (Q8_0 or Q8_1) as one terms() call reads them.
+struct Q8Blocks {
+  alignas(64) int8_t qs[16][32];
+  alignas(64) float d[16];
+  alignas(64) float s[16];        // Q8_1's s (d * sum of qs)
+  alignas(64) int32_t sum[16];    // sum of qs
+};
+
+// The int32 sums of 16 blocks' quants (pairs of blocks per vector).
+FIXQ_GGUF_INLINE __m512i block_sums(const int8_t (*qs)[32]) {
+  __m512i s[8];
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (int k = 0; k < 8; ++k) s[k] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_load_si512(qs[2 * k]));
+  return sum_lanes_8x2(s);
+}
+
+// Activation blocks [chunk * 16, + blocks) of Q8_0 (d at 0, qs at 2) or Q8_1 (d, s, qs at 4).
+template <bool kQ8_1>
+void prepare_q8(const std::byte* y, int64_t chunk, int64_t blocks, Q8Blocks* p) {
+  constexpr std::size_t kBytes = kQ8_1 ? sizeof(BlockQ8_1) : sizeof(BlockQ8_0);
+  y += static_cast<std::size_t>(chunk) * 16 * kBytes;
+  for (int b = 0; b < 16; ++b, y += kBytes) {
+    if (b < blocks) {
+      std::memcpy(p->qs[b], y + (kQ8_1 ? 4 : 2), 32);
+      p->d[b] = load_fp16(y);
+      p->s[b] = kQ8_1 ? load_fp16(y + 2) : 0.0f;
+    } else {
+      std::memset(p->qs[b], 0, 32);
+      p->d[b] = p->s[b] = 0.0f;
+    }
+  }
+  _mm512_store_si512(p->sum, block_sums(p->qs));
+}
+
+// sum(u * y) per block for 16 x blocks whose codes codes(k) gives, two blocks at a time.
+template <class Codes>
+FIXQ_GGUF_INLINE __m512i dot_codes(const Q8Blocks& p, Codes codes) {
+  __m512i s[8];
+  for (int k = 0; k < 8; ++k) s[k] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes(k), _mm512_load_si512(p.qs[2 * k]));
+  return sum_lanes_8x2(s);
+}
+
+// The fifth bits of two Q5 blocks as a byte mask of their 64 codes (qh bit j = element j).
+FIXQ_GGUF_INLINE __mmask64 q5_high_bits(const std::byte* qh0, const std::byte* qh1) {
+  return static_cast<__mmask64>(load_as<uint32_t>(qh0) | (uint64_t{load_as<uint32_t>(qh1)} << 32));
+}
+
+// The fp16 fields at offsets 0 and 2 of 16 blocks, stride bytes apart.
+FIXQ_GGUF_INLINE void fp16_pairs(const std::byte* x, int stride, __m512* d, __m512* m) {
+  const __m512i w = gather_dwords(x, stride);
+  *d = fp16_lanes_to_ps(w);
+  *m = fp16_lanes_to_ps(_mm512_srli_epi32(w, 16));
+}
+
+FIXQ_GGUF_INLINE __m512i minus_offset(__m512i sums, const Q8Blocks& p, int log2_off) {
+  return _mm512_sub_epi32(sums, _mm512_sll_epi32(_mm512_load_si512(p.sum), _mm_cvtsi32_si128(log2_off)));
+}
+
+struct Q4_0 {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockQ4_0);
+  static constexpr int kChunk = 16, kTerms = 1;
+  using Prepared = Q8Blocks;
+  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<false>(y, c, n, p); }
+  // sumf += (float(sumi) * dx) * dy
+  FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
+    const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
+                                        const std::byte* b = x + 2 * k * kBlockBytes;
+                                        return nibbles_2x16(b + 2, b + kBlockBytes + 2);
+                                      }),
+                                      p, 3);
+    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x, kBlockBytes));
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sumi), dx), _mm512_load_ps(p.d));
+  }
+};
+
+struct Q4_1 {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockQ4_1);
+  static constexpr int kChunk = 16, kTerms = 1;
+  using Prepared = Q8Blocks;
+  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<true>(y, c, n, p); }
+  // sumf += (dx * dy) * float(sumi) + mx * sy
+  FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
+    const __m512i sumi = dot_codes(p, [x](int k) {
+      const std::byte* b = x + 2 * k * kBlockBytes;
+      return nibbles_2x16(b + 4, b + kBlockBytes + 4);
+    });
+    __m512 dx, mx;
+    fp16_pairs(x, kBlockBytes, &dx, &mx);
+    return _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(dx, _mm512_load_ps(p.d)), _mm512_cvtepi32_ps(sumi)),
+                         _mm512_mul_ps(mx, _mm512_load_ps(p.s)));
+  }
+};
+
+struct Q5_0 {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockQ5_0);
+  static constexpr int kChunk = 16, kTerms = 1;
+  using Prepared = Q8Blocks;
+  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<false>(y, c, n, p); }
+  // sumf += (dx * dy) * float(sumi)
+  FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
+    const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
+                                        const std::byte* b = x + 2 * k * kBlockBytes;
+                                        const __m512i u = nibbles_2x16(b + 6, b + kBlockBytes + 6);
+                                        return _mm512_mask_add_epi8(u, q5_high_bits(b + 2, b + kBlockBytes + 2), u,
+                                                                    _mm512_set1_epi8(16));
+                                      }),
+                                      p, 4);
+    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x, kBlockBytes));
+    return _mm512_mul_ps(_mm512_mul_ps(dx, _mm512_load_ps(p.d)), _mm512_cvtepi32_ps(sumi));
+  }
+};
+
+struct Q5_1 {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockQ5_1);
+  static constexpr int kChunk = 16, kTerms = 1;
+  using Prepared = Q8Blocks;
+  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<true>(y, c, n, p); }
+  FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
+    const __m512i sumi = dot_codes(p, [x](int k) {
+      const std::byte* b = x + 2 * k * kBlockBytes;
+      const __m512i u = nibbles_2x16(b + 8, b + kBlockBytes + 8);
+      return _mm512_mask_add_epi8(u, q5_high_bits(b + 4, b + kBlockBytes + 4), u, _mm512_set1_epi8(16));
+    });
+    __m512 dx, mx;
+    fp16_pairs(x, kBlockBytes, &dx, &mx);
+    return _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(dx, _mm512_load_ps(p.d)), _mm512_cvtepi32_ps(sumi)),
+                         _mm512_mul_ps(mx, _mm512_load_ps(p.s)));
+  }
+};
+
+struct Q8_0 {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockQ8_0);
+  static constexpr int kChunk = 16, kTerms = 1;
+  using Prepared = Q8Blocks;
+  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<false>(y, c, n, p); }
+  // sumf += float(sumi) * (dx * dy)
+  FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
+    const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
+                                        const std::byte* b = x + 2 * k * kBlockBytes;
+                                        const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load32(b + 2)),
+                                                                             load32(b + kBlockBytes + 2), 1);
+                                        return _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+                                      }),
+                                      p, 7);
+    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x, kBlockBytes));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(sumi), _mm512_mul_ps(dx, _mm512_load_ps(p.d)));
+  }
+};
+
+struct Iq4Nl {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockIq4Nl);
+  static constexpr int kChunk = 16, kTerms = 1;
+  using Prepared = Q8Blocks;
+  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<false>(y, c, n, p); }
+  // sumf += (dy * dx) * float(sumi)
+  FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
+    const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
+                                        const std::byte* b = x + 2 * k * kBlockBytes;
+                                        return lookup16(kIq4nlPlus128.b, nibbles_2x16(b + 2, b + kBlockBytes + 2));
+                                      }),
+                                      p, 7);
+    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x, kBlockBytes));
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_load_ps(p.d), dx), _mm512_cvtepi32_ps(sumi));
+  }
+};
+
+// e8m0_half on 16 lanes of E8M0 codes e: 2^(e - 128), a float32 subnormal for e < 2.
+FIXQ_GGUF_INLINE __m512 e8m0_half_lanes(__m512i e) {
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(2)), normal, subnormal));
+}
+
+struct Mxfp4 {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockMxfp4);
+  static constexpr int kChunk = 16, kTerms = 1;
+  using Prepared = Q8Blocks;
+  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<false>(y, c, n, p); }
+  // sumf += (dy * dx) * float(sumi), dx = 2^(e - 128)
+  FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
+    const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
+                                        const std::byte* b = x + 2 * k * kBlockBytes;
+                                        return lookup16(kMxfp4Plus128.b, nibbles_2x16(b + 1, b + kBlockBytes + 1));
+                                      }),
+                                      p, 7);
+    const __m512 dx = e8m0_half_lanes(_mm512_and_si512(gather_dwords(x, kBlockBytes), _mm512_set1_epi32(0xFF)));
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_load_ps(p.d), dx), _mm512_cvtepi32_ps(sumi));
+  }
+};
+
+// ue4m3_half on 16 lanes of UE4M3 codes (bit 7 ignored; 0 and 0x7F give 0): m * 2^-10 for
+// exponent 0, else (8 + m) * 2^(e - 11) = (1 + m / 8) * 2^(e - 8), built from its bits.
+FIXQ_GGUF_INLINE __m512 ue4m3_half_lanes(__m512i c) {
+  const __m512i e = _mm512_and_si512(_mm512_srli_epi32(c, 3), _mm512_set1_epi32(0xF));
+  const __m512i m = _mm512_and_si512(c, _mm512_set1_epi32(7));
+  const __m512i normal = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(119)), 23),
+                                         _mm512_slli_epi32(m, 20));
+  const __m512 subnormal = _mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(0x1p-10f));
+  const __m512 v = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()), _mm512_castsi512_ps(normal),
+                                        subnormal);
+  return _mm512_maskz_mov_ps(_mm512_cmpneq_epi32_mask(c, _mm512_set1_epi32(0x7F)), v);
+}
+
+// NVFP4 against pairs of Q8_0 blocks: four 64-element blocks per call, four 16-element
+// sub-blocks each (128-bit lane s: sub-block s's 8 low nibbles, then its 8 high ones).
+struct Nvfp4Blocks {
+  alignas(64) int8_t qs[4][64];
+  alignas(64) float d[16];      // the Q8_0 d of each sub-block
+  alignas(64) int32_t sum[16];  // sum of each sub-block's 16 quants
+};
+
+struct Nvfp4 {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockNvfp4);
+  static constexpr int kChunk = 4, kTerms = 4;
+  using Prepared = Nvfp4Blocks;
+  static void prepare(const std::byte* y, int64_t chunk, int64_t blocks, Prepared* p) {
+    y += static_cast<std::size_t>(chunk) * 8 * sizeof(BlockQ8_0);
+    for (int b = 0; b < 8; ++b, y += sizeof(BlockQ8_0)) {
+      const bool real = b < 2 * blocks;
+      if (real) {
+        std::memcpy(p->qs[b / 2] + 32 * (b % 2), y + 2, 32);
+      } else {
+        std::memset(p->qs[b / 2] + 32 * (b % 2), 0, 32);
+      }
+      p->d[2 * b] = p->d[2 * b + 1] = real ? load_fp16(y) : 0.0f;
+    }
+    __m512i s[4];
+    for (int k = 0; k < 4; ++k)
+      s[k] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), _mm512_load_si512(p->qs[k]));
+    _mm512_store_si512(p->sum, sum_lanes_4x4(s));
+  }
+  // per sub-block: sumf += (dy * d_sub) * float(sumi)
+  FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
+    __m512i s[4];
+    for (int k = 0; k < 4; ++k) {
+      const __m512i z = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3),
+                                                 _mm512_castsi256_si512(load32(x + k * kBlockBytes + 4)));
+      const __m512i codes = _mm512_and_si512(_mm512_mask_srli_epi16(z, 0xF0F0F0F0u, z, 4), _mm512_set1_epi8(0x0F));
+      s[k] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lookup16(kMxfp4Plus128.b, codes), _mm512_load_si512(p.qs[k]));
+    }
+    const __m512i sumi = _mm512_sub_epi32(sum_lanes_4x4(s), _mm512_slli_epi32(_mm512_load_si512(p.sum), 7));
+    const __m128i codes = _mm_setr_epi32(load_as<int>(x), load_as<int>(x + kBlockBytes), load_as<int>(x + 2 * kBlockBytes),
+                                         load_as<int>(x + 3 * kBlockBytes));
+    const __m512 dsub = ue4m3_half_lanes(_mm512_cvtepu8_epi32(codes));
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_load_ps(p.d), dsub), _mm512_cvtepi32_ps(sumi));
+  }
+};
+
+template <class F>
+float dot(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  float r;
+  TermsDriver<F>::matvec(x, 1, n_blocks, y, &r);
+  return r;
+}
+
+}  // namespace
+
+float dot_q4_0_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Q4_0>(x, y, n); }
+float dot_q4_1_q8_1(const std::byte* x, const std::byte* y, int64_t n) { return dot<Q4_1>(x, y, n); }
+float dot_q5_0_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Q5_0>(x, y, n); }
+float dot_q5_1_q8_1(const std::byte* x, const std::byte* y, int64_t n) { return dot<Q5_1>(x, y, n); }
+float dot_q8_0_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Q8_0>(x, y, n); }
+float dot_iq4_nl_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Iq4Nl>(x, y, n); }
+float dot_mxfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Mxfp4>(x, y, n); }
+float dot_nvfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Nvfp4>(x, y, n); }
+
+void matvec_q4_0_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  TermsDriver<Q4_0>::matvec(x, rows, n, y, out);
+}
+void matvec_q4_1_q8_1(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  TermsDriver<Q4_1>::matvec(x, rows, n, y, out);
+}
+void matvec_q5_0_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  TermsDriver<Q5_0>::matvec(x, rows, n, y, out);
+}
+void matvec_q5_1_q8_1(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  TermsDriver<Q5_1>::matvec(x, rows, n, y, out);
+}
+void matvec_q8_0_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  TermsDriver<Q8_0>::matvec(x, rows, n, y, out);
+}
+void matvec_iq4_nl_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  TermsDriver<Iq4Nl>::matvec(x, rows, n, y, out);
+}
+void matvec_mxfp4_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  TermsDriver<Mxfp4>::matvec(x, rows, n, y, out);
+}
+void matvec_nvfp4_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+  TermsDriver<Nvfp4>::matvec(x, rows, n, y, out);
+}
+
+}  // namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512)

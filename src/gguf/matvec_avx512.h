@@ -1,0 +1,100 @@
+// Private, for the gguf *_avx512.cpp kernels: the matrix-vector driver of the formats whose
+// dot product is a sequence of float terms added one by one to a running sum (ggml's generic
+// vec_dot: sumf += term, block after block; one term per block, or one per sub-block).
+//
+// That sum is a chain of dependent float additions, 2 cycles each on Zen 5, longer than the
+// vector work of a 32-element block. So the terms are formed 16 at a time in a vector (the
+// integer block sums and the float products are independent per block), and the additions
+// of several rows run interleaved: row r's sum still adds its terms one by one, in order,
+// exactly as the reference does, but eight rows' chains overlap. A single dot product is the
+// one-row case.
+//
+// The activation vector is prepared once per call (F::prepare: its blocks' scales, sums and
+// quants in the layout the format's kernel reads), then every row reuses it.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "gguf/avx512_util.h"
+
+namespace fixq::gguf::detail {
+
+// F, a format: static constexpr kBlockBytes (bytes of an x block), kChunk (x blocks per
+// terms() call: 16 terms), kTerms (terms per x block); a type Prepared (the activation
+// blocks one terms() call pairs with); prepare(y, chunk, blocks, Prepared*): the chunk's
+// activation blocks (blocks < kChunk at the end: the rest zero); terms(x, Prepared): the
+// 16 terms of kChunk x blocks (readable memory), in the reference's order.
+template <class F>
+struct TermsDriver {
+  static constexpr int kRows = 8;  // row chains interleaved
+
+  static void matvec(const std::byte* x, int64_t rows, int64_t n_blocks, const std::byte* y, float* out) {
+    const int64_t chunks = (n_blocks + F::kChunk - 1) / F::kChunk;
+    static thread_local std::vector<typename F::Prepared> prepared;
+    if (static_cast<int64_t>(prepared.size()) < chunks) prepared.resize(static_cast<std::size_t>(chunks));
+    for (int64_t c = 0; c < chunks; ++c)
+      F::prepare(y, c, std::min<int64_t>(F::kChunk, n_blocks - c * F::kChunk), &prepared[static_cast<std::size_t>(c)]);
+    const std::size_t row_bytes = static_cast<std::size_t>(n_blocks) * F::kBlockBytes;
+    int64_t r = 0;
+    for (; r + kRows <= rows; r += kRows)
+      tile<kRows>(x + static_cast<std::size_t>(r) * row_bytes, row_bytes, n_blocks, prepared.data(), out + r);
+    for (; r < rows; ++r) tile<1>(x + static_cast<std::size_t>(r) * row_bytes, row_bytes, n_blocks, prepared.data(), out + r);
+  }
+
+ private:
+  // The terms of x blocks [c * kChunk, + blocks) of one row; a short last chunk is copied
+  // into a zero-filled buffer so that terms() never reads past the row.
+  [[gnu::always_inline]] static inline __m512 chunk_terms(const std::byte* row, int64_t c, int64_t blocks,
+                                                          const typename F::Prepared& p) {
+    const std::byte* xp = row + static_cast<std::size_t>(c) * F::kChunk * F::kBlockBytes;
+    if (blocks == F::kChunk) return F::terms(xp, p);
+    alignas(64) std::byte tail[F::kChunk * F::kBlockBytes] = {};
+    std::memcpy(tail, xp, static_cast<std::size_t>(blocks) * F::kBlockBytes);
+    return F::terms(tail, p);
+  }
+
+  template <int R>
+  static void tile(const std::byte* x, std::size_t row_bytes, int64_t n_blocks, const typename F::Prepared* p,
+                   float* out) {
+    float acc[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+    alignas(64) float t[R][16];
+    for (int64_t c = 0; c * F::kChunk < n_blocks; ++c) {
+      const int64_t blocks = std::min<int64_t>(F::kChunk, n_blocks - c * F::kChunk);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) _mm512_store_ps(t[r], chunk_terms(x + r * row_bytes, c, blocks, p[c]));
+      if (blocks == F::kChunk) {
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; ++j)
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) acc[r] += t[r][j];
+      } else {
+        for (int64_t j = 0; j < blocks * F::kTerms; ++j)
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) acc[r] += t[r][j];
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) out[r] = acc[r];
+  }
+};
+
+// Rows one at a time through F::dot_row(x_row, n_blocks, Prepared*) after F::prepare(y,
+// n_blocks, Prepared*), for the formats whose terms are far apart (a K-quant super-block's
+// one term per 256 elements leaves the addition chain idle).
+template <class F>
+struct RowDriver {
+  static void matvec(const std::byte* x, int64_t rows, int64_t n_blocks, const std::byte* y, float* out) {
+    static thread_local std::vector<typename F::Prepared> prepared;
+    if (static_cast<int64_t>(prepared.size()) < n_blocks) prepared.resize(static_cast<std::size_t>(n_blocks));
+    for (int64_t b = 0; b < n_blocks; ++b) F::prepare(y + static_cast<std::size_t>(b) * F::kYBlockBytes, &prepared[static_cast<std::size_t>(b)]);
+    const std::size_t row_bytes = static_cast<std::size_t>(n_blocks) * F::kBlockBytes;
+    for (int64_t r = 0; r < rows; ++r)
+      out[r] = F::dot_row(x + static_cast<std::size_t>(r) * row_bytes, y, n_blocks, prepared.data());
+  }
+};
+
+}  // namespace fixq::gguf::detail

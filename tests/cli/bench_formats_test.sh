@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `fixq bench gguf --quick` and `fixq bench bf16 --quick` print the promised CSV (every GGUF
+# type's dot and dequant rows with the kernel that ran; the bf16 shapes and the peak line),
+# and quantize-stats has the bf16 row.
+#   usage: bench_formats_test.sh FIXQ_BINARY REPO_ROOT
+set -euo pipefail
+fixq=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$fixq" bench gguf --quick >"$tmp/gguf.csv"
+grep -qx 'op,type,kernel,gb_per_s' "$tmp/gguf.csv"
+for type in q4_0 q4_1 q5_0 q5_1 q8_0 q2_K q3_K q4_K q5_K q6_K iq4_nl iq4_xs tq1_0 tq2_0 mxfp4 nvfp4; do
+  grep -Eq "^dot,$type,(scalar|avx2|avx512|avx512vbmi|avx512bf16),[0-9.]+$" "$tmp/gguf.csv" ||
+    { echo "bench gguf: no dot row for $type" >&2; cat "$tmp/gguf.csv" >&2; exit 1; }
+done
+for type in q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 q2_K q3_K q4_K q5_K q6_K q8_K iq4_nl iq4_xs tq1_0 tq2_0 mxfp4 nvfp4; do
+  grep -Eq "^dequant,$type,[a-z0-9]+,[0-9.]+$" "$tmp/gguf.csv" ||
+    { echo "bench gguf: no dequant row for $type" >&2; exit 1; }
+done
+FIXQ_ISA=scalar "$fixq" bench gguf --quick >"$tmp/scalar.csv"
+grep -q '^dot,q4_0,scalar,' "$tmp/scalar.csv"
+
+"$fixq" bench bf16 --quick >"$tmp/bf16.csv"
+grep -qx 'M,N,K,fixq_gflops,onednn_gflops,ratio' "$tmp/bf16.csv"
+grep -Eq '^16,3072,1024,[0-9.]+,[0-9.]*,[0-9.]*$' "$tmp/bf16.csv"
+grep -Eq '^vdpbf16ps_peak_gflops,' "$tmp/bf16.csv"
+
+/usr/bin/python3 -c "import numpy as np; np.save('$tmp/w.npy', np.random.default_rng(1).standard_normal((64, 256), np.float32))"
+"$fixq" quantize-stats --types q8_0,bf16 "$tmp/w.npy" >"$tmp/stats.txt"
+# bf16 keeps 8 significant bits: |error| <= 2^-9 |x|, so rmse < 0.004 on unit normals.
+grep -Eq '^bf16 +: rmse 0\.00[0-3][0-9]+, maxerr [0-9.]+, 95pct<[0-9.]+, median<[0-9.]+$' "$tmp/stats.txt" ||
+  { echo "quantize-stats: no bf16 row" >&2; cat "$tmp/stats.txt" >&2; exit 1; }
+echo "bench formats cli: ok"
