@@ -189,6 +189,10 @@ class QuantizedGru {
   // the top layer's h. Same tensor conventions and options as gru_forward (the tap is not
   // used). h0 is quantized with each cell's h parameters.
   GruOutput forward(const float* x, const Shape& x_shape, const GruRunOptions& options = {}) const;
+  // The same results into `out`, whose vectors are resized and keep their storage: a loop
+  // over batches of one shape allocates nothing after its first call (the returning form
+  // hands the caller fresh megabytes each time, which the kernel zeroes page by page).
+  void forward(const float* x, const Shape& x_shape, GruOutput& out, const GruRunOptions& options = {}) const;
 
   // The quantized model file: safetensors with the integer weights (I8/I16), the
   // activation tables (I32), and the parameters JSON plus the float model's shape in

@@ -8,6 +8,15 @@
 
 namespace fixq {
 
+// The integer sequences of one forward pass. Callers keep one per thread between calls
+// (q_forward.cpp): a batch of 16 x 100 steps of H = 256 is megabytes, and fresh buffers of
+// that size come from the kernel as zeroed pages on every call, which cost more than a
+// tenth of the forward (measured: memset and page faults, `perf` on Zen 5).
+struct LayerBuffers {
+  std::vector<char> in, next;          // a layer's quantized input [T, B, C]; the next layer's
+  std::vector<std::vector<char>> out;  // [direction]: a layer's h sequence [T, B, H]
+};
+
 struct QuantizedGru::Impl {
   GruQuantParams params;
   int64_t input_size = 0;
@@ -21,14 +30,14 @@ struct QuantizedGru::Impl {
   // Each cell's initial integer state [B, H]: h0 ([L*D, B, H] floats) quantized with the
   // cell's h parameters, or real 0 (the zero point) when h0 is null.
   std::vector<std::vector<char>> initial_state(const float* h0, int64_t batch) const;
-  // The integer network: layer 0's input already quantized ([T, B, C] in its x storage),
-  // every layer in turn, states updated in place. Returns the top layer's outputs per
-  // direction, [T, B, H] in that cell's h storage (padding left at the zero point).
-  std::vector<std::vector<char>> run_layers(std::vector<char> layer_in, int64_t T, int64_t B,
-                                            const std::vector<int64_t>& lengths,
-                                            std::vector<std::vector<char>>& state) const;
-  // x [n] quantized with layer 0's x parameters into its storage.
-  std::vector<char> quantize_input(const float* x, int64_t n) const;
+  // The integer network: layer 0's input already quantized in buf.in ([T, B, C] in its x
+  // storage), every layer in turn, states updated in place. Leaves the top layer's outputs
+  // per direction in buf.out, [T, B, H] in that cell's h storage (padding at the zero
+  // point); buf.in and buf.next are overwritten.
+  void run_layers(LayerBuffers& buf, int64_t T, int64_t B, const std::vector<int64_t>& lengths,
+                  std::vector<std::vector<char>>& state) const;
+  // x [n] quantized with layer 0's x parameters into its storage, in q (resized to fit).
+  void quantize_input(const float* x, int64_t n, std::vector<char>& q) const;
   // One integer value of cell c's h, dequantized.
   float dequantize_h(size_t c, const std::vector<char>& q, int64_t i) const;
 };

@@ -10,6 +10,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -163,6 +164,40 @@ TEST(QuantizedGru, BatchedWithLengthsEqualsEachSequenceAlone) {
     for (int64_t b = 0; b < B; ++b)
       for (int64_t j = 0; j < D * H; ++j)
         ASSERT_EQ(bf.y[static_cast<size_t>((b * T + t) * D * H + j)], all.y[static_cast<size_t>((t * B + b) * D * H + j)]);
+}
+
+// forward(x, shape, out) keeps out's storage and this thread's integer buffers between
+// calls: a call must not see anything of the one before, whatever its shape, lengths or
+// model (padding back to 0 after a call that wrote there, a smaller batch after a larger).
+TEST(QuantizedGru, ReusedOutputsAndBuffersCarryNothingOver) {
+  const GruModel m2 = gru_test::torch_init_model(6, 10, 2, true, 11);
+  const QuantizedGru q2(m2, calibrate(m2, GruQuantConfig::int8(ScaleKind::PowerOfTwo), CalibMethod::MinMax, 10, 3));
+  const GruModel m1 = gru_test::torch_init_model(6, 7, 1, false, 12);
+  const QuantizedGru q1(m1, calibrate(m1, GruQuantConfig::int16(ScaleKind::Multiplier), CalibMethod::MinMax, 10, 3));
+  const int64_t C = 6;
+  GruOutput out;
+  struct Call {
+    const QuantizedGru* q;
+    int64_t T, B;
+    std::vector<int64_t> lengths;
+  };
+  const std::vector<Call> calls = {{&q2, 9, 4, {}},       {&q2, 9, 4, {9, 2, 5, 0}}, {&q2, 5, 2, {}},
+                                   {&q1, 12, 3, {}},      {&q2, 9, 4, {}},           {&q1, 3, 1, {2}},
+                                   {&q2, 9, 4, {1, 9, 9, 3}}};
+  uint32_t seed = 40;
+  for (const Call& c : calls) {
+    const std::vector<float> x = random_input(c.T, c.B, C, seed++);
+    GruRunOptions opt;
+    opt.lengths = c.lengths;
+    c.q->forward(x.data(), Shape{c.T, c.B, C}, out, opt);
+    const GruOutput fresh = c.q->forward(x.data(), Shape{c.T, c.B, C}, opt);
+    ASSERT_EQ(out.y, fresh.y) << "T=" << c.T << " B=" << c.B << " lengths " << c.lengths.size();
+    ASSERT_EQ(out.h_n, fresh.h_n);
+    // And the first call of a fresh thread (empty buffers) agrees with both.
+    GruOutput other;
+    std::thread([&] { other = c.q->forward(x.data(), Shape{c.T, c.B, C}, opt); }).join();
+    ASSERT_EQ(other.y, fresh.y);
+  }
 }
 
 TEST(QuantizedGru, StreamingEqualsWholeSequence) {
