@@ -167,10 +167,11 @@ TEST_P(Bf16Paths, GemmMatchesTheReferenceOnRaggedShapes) {
   }
 }
 
-// Larger shapes cross the AVX-512 kernel's K blocks (128 pairs) and row blocks (192).
+// Larger shapes cross the AVX-512 kernel's K blocks (512 pairs: three here, the last
+// partial and ending on an odd k) and row blocks (192 rows, then a partial row tile).
 TEST_P(Bf16Paths, GemmMatchesTheReferenceAcrossCacheBlocks) {
   std::mt19937 rng(9);
-  const int64_t m = 200, n = 70, k = 601;
+  const int64_t m = 205, n = 70, k = 2051;
   const std::vector<uint16_t> a = mixed(static_cast<std::size_t>(m * k), rng, false), w = mixed(static_cast<std::size_t>(n * k), rng, false);
   const PackedB pb = PackedB::pack(w, n, k);
   std::vector<float> want(static_cast<std::size_t>(m * n)), got(want.size());
