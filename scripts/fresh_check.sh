@@ -120,9 +120,20 @@ mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys"
 mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
 
+# The host's certificate authorities for node (npm), and only for it: where this machine's
+# network intercepts TLS (a workplace egress proxy with its own CA, as the development VM
+# has), the fresh root must trust what the host trusts to reach the npm registry at all. On
+# a plain machine the file is Debian's own bundle and changes nothing.
+host_ca=/etc/ssl/certs/ca-certificates.crt
+node_ca=()
+if [[ -r $host_ca ]]; then
+  cp "$host_ca" "$root/etc/fixq-host-ca.crt"
+  node_ca=(NODE_EXTRA_CA_CERTS=/etc/fixq-host-ca.crt)
+fi
+
 # in_root SCRIPT: bash -c SCRIPT in the clone, as root, with a clean environment.
 in_root() {
-  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb "${node_ca[@]}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     bash -euo pipefail -c "cd /root/fixq && $1"
 }
