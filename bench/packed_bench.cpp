@@ -138,6 +138,7 @@ int main(int argc, char** argv) {
   for (const int bits : {4, 2})
     for (const int64_t m : {int64_t{1}, int64_t{16}}) {
       for (benchmark::internal::Benchmark* b : {
+             benchmark::RegisterBenchmark(name("fixq_avx512", bits, m).c_str(), bench_fixq, bits, fixq::Isa::Avx512, m),
              benchmark::RegisterBenchmark(name("fixq_avx2", bits, m).c_str(), bench_fixq, bits, fixq::Isa::Avx2, m),
              benchmark::RegisterBenchmark(name("fixq_scalar", bits, m).c_str(), bench_fixq, bits, fixq::Isa::Scalar, m),
 #if FIXQ_PEER_OPENBLAS
