@@ -1,5 +1,5 @@
 // Throughput of low-precision encode / decode and OCP MX quantize / dequantize, fixq's
-// scalar reference beside its AVX2 kernels, and for fp16 the CPU's own F16C conversion
+// scalar reference beside its AVX2 and AVX-512 kernels (where the CPU has them), and for fp16 the CPU's own F16C conversion
 // (vcvtps2ph / vcvtph2ps) as the peer; 64 Ki elements (in L2), one core. Ends with a
 // summary in G elements/s (medians when repeated). Run as
 //   build/bin/lowp_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -160,6 +160,7 @@ int main(int argc, char** argv) {
     rows.push_back(op);
     reg(op + "/scalar", Isa::Scalar);
     reg(op + "/avx2", Isa::Avx2);
+    reg(op + "/avx512", Isa::Avx512);
   };
   for (int i = 0; i < fixq::kLowpTypeCount; ++i) {
     const auto t = static_cast<fixq::LowpType>(i);
@@ -203,15 +204,15 @@ int main(int argc, char** argv) {
   SummaryReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   std::printf("\n%lld elements, one core; G elements/s (medians when repeated):\n", static_cast<long long>(kN));
-  std::printf("%-28s %8s %8s %8s\n", "operation", "scalar", "avx2", "peer");
+  std::printf("%-28s %8s %8s %8s %8s\n", "operation", "scalar", "avx2", "avx512", "peer");
   for (const std::string& op : rows) {
     auto rate = [&](const std::string& path) {
       const auto it = reporter.rates.find(op + "/" + path);
       return it == reporter.rates.end() ? std::string("-") : std::to_string(it->second).substr(0, 5);
     };
-    if (rate("scalar") == "-" && rate("avx2") == "-") continue;
-    std::printf("%-28s %8s %8s %8s\n", op.c_str(), rate("scalar").c_str(), rate("avx2").c_str(),
-                rate("f16c_peer").c_str());
+    if (rate("scalar") == "-" && rate("avx2") == "-" && rate("avx512") == "-") continue;
+    std::printf("%-28s %8s %8s %8s %8s\n", op.c_str(), rate("scalar").c_str(), rate("avx2").c_str(),
+                rate("avx512").c_str(), rate("f16c_peer").c_str());
   }
   benchmark::Shutdown();
   return 0;

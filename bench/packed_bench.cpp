@@ -1,5 +1,6 @@
 // The weight-only matmul y [M, 4096] = x [M, 4096] · W, W packed at 4 and 2 bits (groups
-// of 128), beside OpenBLAS sgemm on the dequantized float32 W and beside dequantize +
+// of 128), fixq's AVX-512, AVX2 and scalar kernels (each where the CPU has it), beside
+// OpenBLAS sgemm on the dequantized float32 W and beside dequantize +
 // sgemm, all on one core in the same run. Ends with a summary of the CPU-time medians (or
 // single runs) and the speed-ups. Without OpenBLAS (FIXQ_OPENBLAS, bench/peers/), fixq alone.
 // Run as
@@ -138,6 +139,7 @@ int main(int argc, char** argv) {
   for (const int bits : {4, 2})
     for (const int64_t m : {int64_t{1}, int64_t{16}}) {
       for (benchmark::internal::Benchmark* b : {
+             benchmark::RegisterBenchmark(name("fixq_avx512", bits, m).c_str(), bench_fixq, bits, fixq::Isa::Avx512, m),
              benchmark::RegisterBenchmark(name("fixq_avx2", bits, m).c_str(), bench_fixq, bits, fixq::Isa::Avx2, m),
              benchmark::RegisterBenchmark(name("fixq_scalar", bits, m).c_str(), bench_fixq, bits, fixq::Isa::Scalar, m),
 #if FIXQ_PEER_OPENBLAS
@@ -153,17 +155,18 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   std::printf("\nK = N = %lld, groups of %lld, one core (OpenBLAS threads = 1); CPU ms (medians when repeated):\n",
               static_cast<long long>(kK), static_cast<long long>(kGroup));
-  std::printf("%-9s %12s %12s %12s %16s %10s\n", "case", "fixq avx2", "fixq scalar", "sgemm(deq W)", "dequant+sgemm",
-              "sgemm/avx2");
+  std::printf("%-9s %12s %12s %12s %12s %16s %12s %10s\n", "case", "fixq avx512", "fixq avx2", "fixq scalar",
+              "sgemm(deq W)", "dequant+sgemm", "avx2/avx512", "sgemm/avx2");
   for (const int bits : {4, 2})
     for (const int64_t m : {int64_t{1}, int64_t{16}}) {
       auto t = [&](const char* what) {
         const auto it = reporter.times_ms.find(name(what, bits, m));
         return it == reporter.times_ms.end() ? 0.0 : it->second;
       };
-      const double fast = t("fixq_avx2"), peer = t("openblas_sgemm_dequantized");
-      std::printf("int%d M=%-3lld %12.3f %12.3f %12.3f %16.3f %9.2fx\n", bits, static_cast<long long>(m), fast,
-                  t("fixq_scalar"), peer, t("dequantize_then_openblas_sgemm"), fast > 0 ? peer / fast : 0.0);
+      const double wide = t("fixq_avx512"), fast = t("fixq_avx2"), peer = t("openblas_sgemm_dequantized");
+      std::printf("int%d M=%-3lld %12.3f %12.3f %12.3f %12.3f %16.3f %11.2fx %9.2fx\n", bits, static_cast<long long>(m),
+                  wide, fast, t("fixq_scalar"), peer, t("dequantize_then_openblas_sgemm"), wide > 0 ? fast / wide : 0.0,
+                  fast > 0 ? peer / fast : 0.0);
     }
   benchmark::Shutdown();
   return 0;

@@ -8,9 +8,8 @@
 //
 // Codes are unsigned integers holding the type's bit pattern: one per uint8_t for the 8-,
 // 6- and 4-bit types (float6/float4 in the low 6/4 bits, sign at bit 5/3), one per
-// uint16_t for bf16/fp16. Every function has a scalar reference and an AVX2 path chosen at
-// run time (fixq/cpu.h); both give identical bits. There are no AVX-512 kernels: on such
-// CPUs the AVX2 ones run.
+// uint16_t for bf16/fp16. Every function has a scalar reference, an AVX2 and an AVX-512
+// path chosen at run time (fixq/cpu.h); all give identical bits.
 //
 // Encoding, from the format definitions (IEEE 754, OCP 8-bit FP and MX v1.0); ml_dtypes' documented behaviour where a
 // definition leaves a choice. x is rounded to the nearest value of the type, ties to the

@@ -37,6 +37,8 @@ struct LowpKernels {
 // Each family's table, in its own files; *_emulated only in the tests' SIMDe build.
 namespace scalar { extern const LowpKernels kLowp; }
 namespace avx2 { extern const LowpKernels kLowp; }
+namespace avx512 { extern const LowpKernels kLowp; }
+namespace avx512_emulated { extern const LowpKernels kLowp; }
 
 // Best first, one entry per family (registry.cpp).
 cpu_detail::KernelRegistry<LowpKernels>& registry();

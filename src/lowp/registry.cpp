@@ -7,7 +7,7 @@ cpu_detail::KernelRegistry<LowpKernels>& registry() {
   static cpu_detail::KernelRegistry<LowpKernels> r("lowp", {
                                                                {Isa::Avx512Bf16, nullptr},  // as avx512
                                                                {Isa::Avx512Vbmi, nullptr},  // as avx512
-                                                               {Isa::Avx512, nullptr},      // as avx2
+                                                               {Isa::Avx512, &avx512::kLowp},
                                                                {Isa::Avx2, &avx2::kLowp},
                                                                {Isa::Scalar, &scalar::kLowp},
                                                            });

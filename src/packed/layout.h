@@ -44,9 +44,12 @@ struct PackedKernels {
   MatmulKernel matmul;
 };
 
-// Each family's table, in its own file (matmul_<family>.cpp).
+// Each family's table, in its own file (matmul_<family>.cpp); *_emulated only in the
+// tests' SIMDe build.
 namespace scalar { extern const PackedKernels kPacked; }
 namespace avx2 { extern const PackedKernels kPacked; }
+namespace avx512 { extern const PackedKernels kPacked; }
+namespace avx512_emulated { extern const PackedKernels kPacked; }
 
 // Best first, one entry per family (registry.cpp).
 cpu_detail::KernelRegistry<PackedKernels>& registry();

@@ -7,7 +7,7 @@ cpu_detail::KernelRegistry<PackedKernels>& registry() {
   static cpu_detail::KernelRegistry<PackedKernels> r("packed", {
                                                                    {Isa::Avx512Bf16, nullptr},  // as avx512
                                                                    {Isa::Avx512Vbmi, nullptr},  // as avx512
-                                                                   {Isa::Avx512, nullptr},      // as avx2
+                                                                   {Isa::Avx512, &avx512::kPacked},
                                                                    {Isa::Avx2, &avx2::kPacked},
                                                                    {Isa::Scalar, &scalar::kPacked},
                                                                });

@@ -1,5 +1,6 @@
-// Every instruction set this CPU has against the scalar reference, bit for bit: encode,
-// decode, MX quantize and dequantize, on ragged lengths (every vector tail) and unaligned
+// Every instruction set this CPU has, and the AVX-512 kernels through SIMDe, against the
+// scalar reference, bit for bit: encode, decode, MX quantize and dequantize, on every
+// length from 0 to 67 and large ones (every vector tail, masked or scalar) and unaligned
 // pointers, with inputs that cover every kind of special value.
 #include <gtest/gtest.h>
 
@@ -31,6 +32,16 @@ auto active(Get get) {
 }
 using lowp_detail::LowpKernels;
 
+// Every length from 0 to 67 (each tail of 8-, 16- and 32-element steps, twice), and two
+// large ones.
+std::vector<int64_t> ragged_lengths() {
+  std::vector<int64_t> v;
+  for (int64_t n = 0; n <= 67; ++n) v.push_back(n);
+  v.push_back(4096);
+  v.push_back(4096 + 45);
+  return v;
+}
+
 // A mix: uniform bit patterns (NaN, inf, subnormals included), values near the narrow
 // types' ranges, exact ties of the narrow grids, zeros, and huge values.
 std::vector<float> mixed_floats(size_t n, std::mt19937& rng) {
@@ -57,8 +68,7 @@ TEST(LowpIsa, EncodeMatchesScalarBitForBit) {
     for (int t = 0; t < kLowpTypeCount; ++t) {
       const size_t width = lowp_info(static_cast<LowpType>(t)).bits == 16 ? 2 : 1;
       for (int o = 0; o < 2; ++o) {
-        for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{15}, int64_t{31}, int64_t{33},
-                                int64_t{63}, int64_t{100}, int64_t{4096}}) {
+        for (const int64_t n : ragged_lengths()) {
           for (const size_t offset : {size_t{0}, size_t{1}, size_t{3}}) {
             std::vector<uint8_t> a(static_cast<size_t>(n) * width + 8, 0xAB), b(a.size(), 0xAB);
             const int64_t ia = active([&](const LowpKernels& k) { return k.convert.encode[t][o]; })(x.data() + offset, n, a.data() + offset * width % 8);
@@ -75,7 +85,7 @@ TEST(LowpIsa, EncodeMatchesScalarBitForBit) {
 
 TEST(LowpIsa, DecodeMatchesScalarBitForBit) {
   std::mt19937 rng(8);
-  std::vector<uint8_t> bytes(2 * 4096 + 16);
+  std::vector<uint8_t> bytes(2 * 4096 + 128);
   for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
   for (const test::KernelPath& path : test::fast_paths()) {
     test::PathScope scope(path);
@@ -86,7 +96,7 @@ TEST(LowpIsa, DecodeMatchesScalarBitForBit) {
       std::vector<uint8_t> codes = bytes;
       if (bits < 8)
         for (size_t i = 0; i < codes.size(); ++i) codes[i] = i % 97 == 50 ? codes[i] : codes[i] % (1 << bits);
-      for (const int64_t n : {int64_t{0}, int64_t{5}, int64_t{8}, int64_t{9}, int64_t{49}, int64_t{51}, int64_t{4096}}) {
+      for (const int64_t n : ragged_lengths()) {
         for (const size_t offset : {size_t{0}, size_t{1}}) {
           std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
           const void* in = codes.data() + offset * (bits == 16 ? 2 : 1);
@@ -110,23 +120,34 @@ TEST(LowpIsa, MxMatchesScalarBitForBit) {
       x[b * kMxBlockSize + i] = std::ldexp(static_cast<float>(std::normal_distribution<double>(0.0, 1.0)(rng)), e);
   }
   for (int64_t i = 0; i < kMxBlockSize; ++i) x[3 * kMxBlockSize + i] = 0.0f;  // an all-zero block
+  // Blocks 4 .. 6 ordinary too (the first blocks run alone below); guard bytes after each
+  // output catch a kernel that writes past its last block.
+  for (int64_t b = 4; b < 7; ++b)
+    for (int64_t i = 0; i < kMxBlockSize; ++i)
+      x[b * kMxBlockSize + i] = std::ldexp(static_cast<float>(std::normal_distribution<double>(0.0, 1.0)(rng)), 3 - 2 * static_cast<int>(b));
+  constexpr size_t kGuard = 64;
   for (const test::KernelPath& path : test::fast_paths()) {
     test::PathScope scope(path);
     const auto& ref = lowp_detail::scalar::kLowp.mx;
     for (int t = 0; t < kMxTypeCount; ++t) {
-      const auto bytes = static_cast<size_t>(mx_info(static_cast<MxType>(t)).block_bytes * kBlocks);
-      std::vector<uint8_t> qa(bytes), qb(bytes);
-      active([&](const LowpKernels& k) { return k.mx.quantize[t]; })(x.data(), kBlocks, qa.data());
-      ref.quantize[t](x.data(), kBlocks, qb.data());
-      EXPECT_EQ(qa, qb) << path.name() << " " << mx_info(static_cast<MxType>(t)).name;
-      // Dequantize arbitrary bytes too, not only what quantize writes.
-      std::vector<uint8_t> any(bytes);
-      for (uint8_t& v : any) v = static_cast<uint8_t>(rng());
-      for (const auto* in : {&qa, &any}) {
-        std::vector<float> da(x.size()), db(x.size());
-        active([&](const LowpKernels& k) { return k.mx.dequantize[t]; })(in->data(), kBlocks, da.data());
-        ref.dequantize[t](in->data(), kBlocks, db.data());
-        EXPECT_TRUE(same_bits(da, db)) << path.name() << " " << mx_info(static_cast<MxType>(t)).name;
+      for (const int64_t blocks : {int64_t{1}, int64_t{3}, kBlocks}) {
+        const float* xs = x.data() + (blocks < kBlocks ? 4 * kMxBlockSize : 0);
+        const auto bytes = static_cast<size_t>(mx_info(static_cast<MxType>(t)).block_bytes * blocks);
+        std::vector<uint8_t> qa(bytes + kGuard, 0xAB), qb(bytes + kGuard, 0xAB);
+        active([&](const LowpKernels& k) { return k.mx.quantize[t]; })(xs, blocks, qa.data());
+        ref.quantize[t](xs, blocks, qb.data());
+        EXPECT_EQ(qa, qb) << path.name() << " " << mx_info(static_cast<MxType>(t)).name << " blocks " << blocks;
+        // Dequantize arbitrary bytes too, not only what quantize writes.
+        std::vector<uint8_t> any(bytes);
+        for (uint8_t& v : any) v = static_cast<uint8_t>(rng());
+        for (const auto* in : {&qa, &any}) {
+          const size_t n = static_cast<size_t>(blocks * kMxBlockSize);
+          std::vector<float> da(n + kGuard, -3.0f), db(n + kGuard, -3.0f);
+          active([&](const LowpKernels& k) { return k.mx.dequantize[t]; })(in->data(), blocks, da.data());
+          ref.dequantize[t](in->data(), blocks, db.data());
+          EXPECT_TRUE(same_bits(da, db)) << path.name() << " " << mx_info(static_cast<MxType>(t)).name << " blocks "
+                                         << blocks;
+        }
       }
     }
   }

@@ -6,6 +6,8 @@
 #include "gguf/kernels.h"
 #include "gru/float_kernels.h"
 #include "gru/q_fast.h"
+#include "lowp/kernels.h"
+#include "packed/layout.h"
 #include "quant/kernels.h"
 
 namespace fixq::test {
@@ -23,6 +25,8 @@ void install_emulated_kernels() {
     gru_float::registry().install_emulated(Isa::Avx512, &gru_float::avx512_emulated::kFloat);
     gguf::detail::registry().install_emulated(Isa::Avx512, &gguf::detail::avx512_emulated::kGguf);
     bf16_detail::registry().install_emulated(Isa::Avx512Bf16, &bf16_detail::avx512bf16_emulated::kBf16);
+    lowp_detail::registry().install_emulated(Isa::Avx512, &lowp_detail::avx512_emulated::kLowp);
+    packed_detail::registry().install_emulated(Isa::Avx512, &packed_detail::avx512_emulated::kPacked);
     return true;
   }();
   (void)installed;
