@@ -377,14 +377,6 @@ struct Iq4XsBlocks {
   float d[2];
 };
 
-constexpr auto kIq4nlPlus128 = [] {
-  struct T {
-    alignas(16) int8_t b[16];
-  } t{};
-  for (int i = 0; i < 16; ++i) t.b[i] = static_cast<int8_t>(static_cast<uint8_t>(kIq4nlValues[i] + 128));
-  return t;
-}();
-
 struct Iq4Xs {
   static constexpr std::size_t kBlockBytes = sizeof(BlockIq4Xs);
   static constexpr int kChunk = 2, kTerms = 8;

@@ -22,17 +22,6 @@ namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512) {
 
 namespace {
 
-// Table values plus 128, as unsigned codes.
-constexpr auto plus128(const int8_t (&v)[16]) {
-  struct T {
-    alignas(16) int8_t b[16];
-  } t{};
-  for (int i = 0; i < 16; ++i) t.b[i] = static_cast<int8_t>(static_cast<uint8_t>(v[i] + 128));
-  return t;
-}
-constexpr auto kIq4nlPlus128 = plus128(kIq4nlValues);
-constexpr auto kMxfp4Plus128 = plus128(kMxfp4Values);
-
 // 16 activation blocks of 32 quants (Q8_0 or Q8_1) as one terms() call reads them.
 struct Q8Blocks {
   alignas(64) int8_t qs[16][32];
@@ -207,13 +196,6 @@ struct Iq4Nl {
   }
 };
 
-// e8m0_half on 16 lanes of E8M0 codes e: 2^(e - 128), a float32 subnormal for e < 2.
-FIXQ_GGUF_INLINE __m512 e8m0_half_lanes(__m512i e) {
-  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
-  const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
-  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(2)), normal, subnormal));
-}
-
 struct Mxfp4 {
   static constexpr std::size_t kBlockBytes = sizeof(BlockMxfp4);
   static constexpr int kChunk = 16, kTerms = 1;
@@ -231,19 +213,6 @@ struct Mxfp4 {
     return _mm512_mul_ps(_mm512_mul_ps(_mm512_load_ps(p.d), dx), _mm512_cvtepi32_ps(sumi));
   }
 };
-
-// ue4m3_half on 16 lanes of UE4M3 codes (bit 7 ignored; 0 and 0x7F give 0): m * 2^-10 for
-// exponent 0, else (8 + m) * 2^(e - 11) = (1 + m / 8) * 2^(e - 8), built from its bits.
-FIXQ_GGUF_INLINE __m512 ue4m3_half_lanes(__m512i c) {
-  const __m512i e = _mm512_and_si512(_mm512_srli_epi32(c, 3), _mm512_set1_epi32(0xF));
-  const __m512i m = _mm512_and_si512(c, _mm512_set1_epi32(7));
-  const __m512i normal = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(119)), 23),
-                                         _mm512_slli_epi32(m, 20));
-  const __m512 subnormal = _mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(0x1p-10f));
-  const __m512 v = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()), _mm512_castsi512_ps(normal),
-                                        subnormal);
-  return _mm512_maskz_mov_ps(_mm512_cmpneq_epi32_mask(c, _mm512_set1_epi32(0x7F)), v);
-}
 
 // NVFP4 against pairs of Q8_0 blocks: four 64-element blocks per call, four 16-element
 // sub-blocks each (128-bit lane s: sub-block s's 8 low nibbles, then its 8 high ones).
