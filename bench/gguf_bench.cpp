@@ -1,9 +1,11 @@
-// Throughput of the GGUF kernels, each instruction set beside the scalar reference in the
-// same run. Bytes are packed input: for dequantize the packed tensor, for dot both packed
-// operands (x and its Q8 partner), for quantize the float32 input. Run with
+// Throughput of the GGUF kernels, each instruction set this CPU has beside the scalar
+// reference in the same run. Bytes are packed input: for dequantize the packed tensor, for
+// dot both packed operands (x and its Q8 partner), for matvec the packed weights (as `fixq
+// bench gguf` counts them), for quantize the float32 input. Run with
 //   build/bin/gguf_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
-// and read the medians of bytes_per_second. Every path computes the same bits (see
-// fixq/gguf.h), so these are speeds of identical results.
+// (--benchmark_filter=Matvec/iq4_nl for one view) and read the medians of
+// bytes_per_second. Every path computes the same bits (see fixq/gguf.h), so these are
+// speeds of identical results.
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -71,6 +73,23 @@ void BM_Dot(benchmark::State& state, Type type, Isa isa) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (x.size() + y.size())));
 }
 
+// A GEMV of 128 rows of 4096 weights (in L2) against one activation row.
+void BM_Matvec(benchmark::State& state, Type type, Isa isa) {
+  constexpr int64_t kRows = 128, kCols = 4096;
+  const Type y_type = *fixq::gguf::traits(type).dot_type;
+  const std::vector<std::byte> x = fixq::gguf::quantize(type, gaussian(kRows * kCols, 1));
+  const std::vector<std::byte> y = fixq::gguf::quantize(y_type, gaussian(kCols, 2));
+  std::vector<float> out(kRows);
+  IsaScope scope(state, isa);
+  if (!scope.ok()) return;
+  for (auto _ : state) {
+    fixq::gguf::matvec(type, x, kRows, y, out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * x.size()));
+}
+
 void BM_Quantize(benchmark::State& state, Type type, Isa isa) {
   const std::vector<float> x = gaussian(kElements, 1);
   std::vector<std::byte> out(fixq::gguf::packed_size(type, kElements));
@@ -85,17 +104,24 @@ void BM_Quantize(benchmark::State& state, Type type, Isa isa) {
 }
 
 void register_all() {
-  const std::pair<Isa, const char*> isas[] = {{Isa::Scalar, "scalar"}, {Isa::Avx2, "avx2"}};
+  // Families this CPU lacks are left out (not registered as skipped entries).
+  std::vector<Isa> isas;
+  for (Isa isa : fixq::kAllIsas)
+    if (fixq::cpu_supports(isa)) isas.push_back(isa);
   for (const fixq::gguf::TypeTraits& t : fixq::gguf::all_types()) {
     const std::string name(t.name);
-    for (const auto& [isa, isa_name] : isas) {
+    for (Isa isa : isas) {
+      const std::string isa_name = fixq::to_string(isa);
       benchmark::RegisterBenchmark(("Dequantize/" + name + "/" + isa_name).c_str(), BM_Dequantize, t.type, isa);
-      if (t.dot_type) benchmark::RegisterBenchmark(("Dot/" + name + "/" + isa_name).c_str(), BM_Dot, t.type, isa);
+      if (t.dot_type) {
+        benchmark::RegisterBenchmark(("Dot/" + name + "/" + isa_name).c_str(), BM_Dot, t.type, isa);
+        benchmark::RegisterBenchmark(("Matvec/" + name + "/" + isa_name).c_str(), BM_Matvec, t.type, isa);
+      }
     }
   }
   for (Type t : {Type::Q8_0, Type::Q8_1, Type::Q8_K, Type::Q4_0, Type::Q4_K, Type::Q6_K})
-    for (const auto& [isa, isa_name] : isas)
-      benchmark::RegisterBenchmark(("Quantize/" + std::string(fixq::gguf::traits(t).name) + "/" + isa_name).c_str(),
+    for (Isa isa : isas)
+      benchmark::RegisterBenchmark(("Quantize/" + std::string(fixq::gguf::traits(t).name) + "/" + fixq::to_string(isa)).c_str(),
                                    BM_Quantize, t, isa);
 }
 

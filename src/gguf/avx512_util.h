@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "gguf/ggml_arith.h"
+
 namespace fixq::gguf::detail {
 
 #define FIXQ_GGUF_INLINE [[gnu::always_inline]] static inline
@@ -53,6 +55,41 @@ FIXQ_GGUF_INLINE __m512i nibbles_2x16(const void* a, const void* b) {
 // A 16-entry byte table looked up by 64 codes (each 0..15), one vpshufb.
 FIXQ_GGUF_INLINE __m512i lookup16(const int8_t* table, __m512i codes) {
   return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(load16(table)), codes);
+}
+
+// A 4-bit code table's values plus 128 (unsigned, for vpdpbusd: v . y = (v + 128) . y - 128
+// * sum(y)), written four times: the first 16 bytes serve vpshufb (lookup16), all 64 serve
+// vpermb, which reads the low 6 bits of an index, so a code's bits 4-5 select an identical
+// copy and need no mask.
+struct CodeTable {
+  alignas(64) int8_t b[64];
+};
+constexpr CodeTable plus128_x4(const int8_t (&values)[16]) {
+  CodeTable t{};
+  for (int i = 0; i < 64; ++i) t.b[i] = static_cast<int8_t>(static_cast<uint8_t>(values[i % 16] + 128));
+  return t;
+}
+inline constexpr CodeTable kIq4nlPlus128 = plus128_x4(kIq4nlValues);
+inline constexpr CodeTable kMxfp4Plus128 = plus128_x4(kMxfp4Values);
+
+// e8m0_half on 16 lanes of E8M0 codes e: 2^(e - 128), a float32 subnormal for e < 2.
+FIXQ_GGUF_INLINE __m512 e8m0_half_lanes(__m512i e) {
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(2)), normal, subnormal));
+}
+
+// ue4m3_half on 16 lanes of UE4M3 codes (bit 7 ignored; 0 and 0x7F give 0): m * 2^-10 for
+// exponent 0, else (8 + m) * 2^(e - 11) = (1 + m / 8) * 2^(e - 8), built from its bits.
+FIXQ_GGUF_INLINE __m512 ue4m3_half_lanes(__m512i c) {
+  const __m512i e = _mm512_and_si512(_mm512_srli_epi32(c, 3), _mm512_set1_epi32(0xF));
+  const __m512i m = _mm512_and_si512(c, _mm512_set1_epi32(7));
+  const __m512i normal = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(119)), 23),
+                                         _mm512_slli_epi32(m, 20));
+  const __m512 subnormal = _mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(0x1p-10f));
+  const __m512 v = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()), _mm512_castsi512_ps(normal),
+                                        subnormal);
+  return _mm512_maskz_mov_ps(_mm512_cmpneq_epi32_mask(c, _mm512_set1_epi32(0x7F)), v);
 }
 
 // The per-block sums of eight vectors of two blocks each (v[k]: lanes 0-7 hold block 2k's

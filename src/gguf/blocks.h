@@ -20,19 +20,26 @@ inline constexpr int kQK_K = 256;  // elements of a K-quant super-block (and of 
 inline constexpr int kQKNvfp4 = 64;     // elements of an NVFP4 block
 inline constexpr int kQKNvfp4Sub = 16;  // elements per UE4M3 scale of an NVFP4 block
 
+// Each size check states ggml-common.h's formula (in its terms: ggml_half is 2 bytes,
+// K_SCALE_SIZE 12), then the byte count. The formula holding means the struct has no
+// padding, so every field's offsetof is its byte offset in the file; the kernels address
+// packed blocks only through offsetof on these structs.
+inline constexpr std::size_t kGgmlHalf = sizeof(uint16_t);  // sizeof(ggml_half)
+inline constexpr std::size_t kKScaleSize = 12;              // K_SCALE_SIZE: Q4_K / Q5_K scales
+
 // value = (q - 8) * d; qs[j] holds element j (low nibble) and j + 16 (high nibble).
 struct BlockQ4_0 {
   uint16_t d;
   uint8_t qs[kQK / 2];
 };
-static_assert(sizeof(BlockQ4_0) == 18);
+static_assert(sizeof(BlockQ4_0) == kGgmlHalf + kQK / 2 && sizeof(BlockQ4_0) == 18);
 
 // value = q * d + m.
 struct BlockQ4_1 {
   uint16_t d, m;
   uint8_t qs[kQK / 2];
 };
-static_assert(sizeof(BlockQ4_1) == 20);
+static_assert(sizeof(BlockQ4_1) == 2 * kGgmlHalf + kQK / 2 && sizeof(BlockQ4_1) == 20);
 
 // value = (q - 16) * d; bit j of qh (little-endian u32) is the fifth bit of element j.
 struct BlockQ5_0 {
@@ -40,27 +47,27 @@ struct BlockQ5_0 {
   uint8_t qh[4];
   uint8_t qs[kQK / 2];
 };
-static_assert(sizeof(BlockQ5_0) == 22);
+static_assert(sizeof(BlockQ5_0) == kGgmlHalf + sizeof(uint32_t) + kQK / 2 && sizeof(BlockQ5_0) == 22);
 
 struct BlockQ5_1 {
   uint16_t d, m;
   uint8_t qh[4];
   uint8_t qs[kQK / 2];
 };
-static_assert(sizeof(BlockQ5_1) == 24);
+static_assert(sizeof(BlockQ5_1) == 2 * kGgmlHalf + sizeof(uint32_t) + kQK / 2 && sizeof(BlockQ5_1) == 24);
 
 struct BlockQ8_0 {
   uint16_t d;
   int8_t qs[kQK];
 };
-static_assert(sizeof(BlockQ8_0) == 34);
+static_assert(sizeof(BlockQ8_0) == kGgmlHalf + kQK && sizeof(BlockQ8_0) == 34);
 
 // s = fp16(d * sum(qs)), used by the q4_1 / q5_1 dot products for the min term.
 struct BlockQ8_1 {
   uint16_t d, s;
   int8_t qs[kQK];
 };
-static_assert(sizeof(BlockQ8_1) == 36);
+static_assert(sizeof(BlockQ8_1) == 2 * kGgmlHalf + kQK && sizeof(BlockQ8_1) == 36);
 
 // 16 sub-blocks of 16: scales[j] = 4-bit scale | 4-bit min << 4; value = d * sc * q - dmin * m.
 struct BlockQ2_K {
@@ -68,7 +75,7 @@ struct BlockQ2_K {
   uint8_t qs[kQK_K / 4];
   uint16_t d, dmin;
 };
-static_assert(sizeof(BlockQ2_K) == 84);
+static_assert(sizeof(BlockQ2_K) == 2 * kGgmlHalf + kQK_K / 16 + kQK_K / 4 && sizeof(BlockQ2_K) == 84);
 
 // 16 sub-blocks of 16 with signed 6-bit scales (packed into 12 bytes); 3-bit quants:
 // 2 low bits in qs, the third in hmask (set means +0, clear means -4).
@@ -78,23 +85,23 @@ struct BlockQ3_K {
   uint8_t scales[12];
   uint16_t d;
 };
-static_assert(sizeof(BlockQ3_K) == 110);
+static_assert(sizeof(BlockQ3_K) == kGgmlHalf + kQK_K / 4 + kQK_K / 8 + 12 && sizeof(BlockQ3_K) == 110);
 
 // 8 sub-blocks of 32 with 6-bit scales and mins packed into 12 bytes; value = d * sc * q - dmin * m.
 struct BlockQ4_K {
   uint16_t d, dmin;
-  uint8_t scales[12];
+  uint8_t scales[kKScaleSize];
   uint8_t qs[kQK_K / 2];
 };
-static_assert(sizeof(BlockQ4_K) == 144);
+static_assert(sizeof(BlockQ4_K) == 2 * kGgmlHalf + kKScaleSize + kQK_K / 2 && sizeof(BlockQ4_K) == 144);
 
 struct BlockQ5_K {
   uint16_t d, dmin;
-  uint8_t scales[12];
+  uint8_t scales[kKScaleSize];
   uint8_t qh[kQK_K / 8];
   uint8_t qs[kQK_K / 2];
 };
-static_assert(sizeof(BlockQ5_K) == 176);
+static_assert(sizeof(BlockQ5_K) == 2 * kGgmlHalf + kKScaleSize + kQK_K / 2 + kQK_K / 8 && sizeof(BlockQ5_K) == 176);
 
 // 16 sub-blocks of 16 with int8 scales; 6-bit quants: 4 low bits in ql, 2 high in qh; value = d * sc * (q - 32).
 struct BlockQ6_K {
@@ -103,7 +110,7 @@ struct BlockQ6_K {
   int8_t scales[kQK_K / 16];
   uint16_t d;
 };
-static_assert(sizeof(BlockQ6_K) == 210);
+static_assert(sizeof(BlockQ6_K) == kGgmlHalf + kQK_K / 16 + 3 * kQK_K / 4 && sizeof(BlockQ6_K) == 210);
 
 // The activation side of K-quant dot products: float scale, int8 quants, and the sum of
 // every 16 quants.
@@ -112,21 +119,21 @@ struct BlockQ8_K {
   int8_t qs[kQK_K];
   int16_t bsums[kQK_K / 16];
 };
-static_assert(sizeof(BlockQ8_K) == 292);
+static_assert(sizeof(BlockQ8_K) == sizeof(float) + kQK_K + kQK_K / 16 * sizeof(int16_t) && sizeof(BlockQ8_K) == 292);
 
 // value = d * kIq4nlValues[q], nibbles packed as Q4_0.
 struct BlockIq4Nl {
   uint16_t d;
   uint8_t qs[kQK / 2];
 };
-static_assert(sizeof(BlockIq4Nl) == 18);
+static_assert(sizeof(BlockIq4Nl) == kGgmlHalf + kQK / 2 && sizeof(BlockIq4Nl) == 18);
 
 // value = kMxfp4Values[q] * 2^(e - 128) (an E2M1 value times the E8M0 scale 2^(e - 127)).
 struct BlockMxfp4 {
   uint8_t e;
   uint8_t qs[kQK / 2];
 };
-static_assert(sizeof(BlockMxfp4) == 17);
+static_assert(sizeof(BlockMxfp4) == sizeof(uint8_t) + kQK / 2 && sizeof(BlockMxfp4) == 17);
 
 // 8 sub-blocks of 32, each with a 6-bit scale code ls: value = d * (ls - 32) * kIq4nlValues[q].
 // ls of sub-block i: low 4 bits in scales_l[i / 2] (low nibble for even i, high for odd),
@@ -137,7 +144,7 @@ struct BlockIq4Xs {
   uint8_t scales_l[kQK_K / 64];
   uint8_t qs[kQK_K / 2];
 };
-static_assert(sizeof(BlockIq4Xs) == 136);
+static_assert(sizeof(BlockIq4Xs) == kGgmlHalf + sizeof(uint16_t) + kQK_K / 64 + kQK_K / 2 && sizeof(BlockIq4Xs) == 136);
 static_assert(offsetof(BlockIq4Xs, scales_h) == 2 && offsetof(BlockIq4Xs, scales_l) == 4 &&
               offsetof(BlockIq4Xs, qs) == 8);
 
@@ -150,7 +157,7 @@ struct BlockTq1_0 {
   uint8_t qh[kQK_K / 64];
   uint16_t d;
 };
-static_assert(sizeof(BlockTq1_0) == 54);
+static_assert(sizeof(BlockTq1_0) == kGgmlHalf + kQK_K / 64 + (kQK_K - 4 * kQK_K / 64) / 5 && sizeof(BlockTq1_0) == 54);
 static_assert(offsetof(BlockTq1_0, qh) == 48 && offsetof(BlockTq1_0, d) == 52);
 
 // Ternary codes t + 1 in 2 bits: byte 32c + m holds element 128c + 32n + m at bits 2n.
@@ -158,7 +165,7 @@ struct BlockTq2_0 {
   uint8_t qs[kQK_K / 4];
   uint16_t d;
 };
-static_assert(sizeof(BlockTq2_0) == 66);
+static_assert(sizeof(BlockTq2_0) == kGgmlHalf + kQK_K / 4 && sizeof(BlockTq2_0) == 66);
 static_assert(offsetof(BlockTq2_0, d) == 64);
 
 // Four sub-blocks of 16, each with a UE4M3 scale d[s]: value = kMxfp4Values[q] * ue4m3_half(d[s]).
@@ -167,7 +174,7 @@ struct BlockNvfp4 {
   uint8_t d[kQKNvfp4 / kQKNvfp4Sub];
   uint8_t qs[kQKNvfp4 / 2];
 };
-static_assert(sizeof(BlockNvfp4) == 36);
+static_assert(sizeof(BlockNvfp4) == sizeof(uint8_t) * (kQKNvfp4 / kQKNvfp4Sub) + kQKNvfp4 / 2 && sizeof(BlockNvfp4) == 36);
 static_assert(offsetof(BlockNvfp4, qs) == 4);
 
 template <class Block>

@@ -79,8 +79,8 @@ void store32_scaled_from(float* out, const void* p, float d) { store32_scaled_fr
 void dequantize_q4_0_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   const __m256i eight = _mm256_set1_epi32(8), low4 = _mm256_set1_epi32(0x0F);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ4_0), y += kQK) {
-    const __m256 d = _mm256_set1_ps(load_fp16(in));
-    const __m256i q = _mm256_broadcastsi128_si256(load16(in + 2));
+    const __m256 d = _mm256_set1_ps(load_fp16(in + offsetof(BlockQ4_0, d)));
+    const __m256i q = _mm256_broadcastsi128_si256(load16(in + offsetof(BlockQ4_0, qs)));
     const __m256i b0 = bytes_to_lanes<0>(q), b1 = bytes_to_lanes<1>(q);  // bytes 0-7, 8-15
     store_scaled(y, _mm256_sub_epi32(_mm256_and_si256(b0, low4), eight), d);
     store_scaled(y + 8, _mm256_sub_epi32(_mm256_and_si256(b1, low4), eight), d);
@@ -92,8 +92,9 @@ void dequantize_q4_0_avx2(const std::byte* in, int64_t n_blocks, float* y) {
 void dequantize_q4_1_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   const __m256i low4 = _mm256_set1_epi32(0x0F);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ4_1), y += kQK) {
-    const __m256 d = _mm256_set1_ps(load_fp16(in)), m = _mm256_set1_ps(load_fp16(in + 2));
-    const __m256i q = _mm256_broadcastsi128_si256(load16(in + 4));
+    const __m256 d = _mm256_set1_ps(load_fp16(in + offsetof(BlockQ4_1, d)));
+    const __m256 m = _mm256_set1_ps(load_fp16(in + offsetof(BlockQ4_1, m)));
+    const __m256i q = _mm256_broadcastsi128_si256(load16(in + offsetof(BlockQ4_1, qs)));
     const __m256i b0 = bytes_to_lanes<0>(q), b1 = bytes_to_lanes<1>(q);
     store_scaled_plus(y, _mm256_and_si256(b0, low4), d, m);
     store_scaled_plus(y + 8, _mm256_and_si256(b1, low4), d, m);
@@ -105,47 +106,49 @@ void dequantize_q4_1_avx2(const std::byte* in, int64_t n_blocks, float* y) {
 void dequantize_q5_0_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   const __m256i sixteen = _mm256_set1_epi8(16);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ5_0), y += kQK) {
-    const __m256 d = _mm256_set1_ps(load_fp16(in));
-    store32_scaled(y, _mm256_sub_epi8(q5_codes(in + 6, in + 2), sixteen), d);
+    const __m256 d = _mm256_set1_ps(load_fp16(in + offsetof(BlockQ5_0, d)));
+    const __m256i codes = q5_codes(in + offsetof(BlockQ5_0, qs), in + offsetof(BlockQ5_0, qh));
+    store32_scaled(y, _mm256_sub_epi8(codes, sixteen), d);
   }
 }
 
 void dequantize_q5_1_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ5_1), y += kQK) {
-    const __m256 d = _mm256_set1_ps(load_fp16(in)), m = _mm256_set1_ps(load_fp16(in + 2));
-    store32_scaled_plus(y, q5_codes(in + 8, in + 4), d, m);
+    const __m256 d = _mm256_set1_ps(load_fp16(in + offsetof(BlockQ5_1, d)));
+    const __m256 m = _mm256_set1_ps(load_fp16(in + offsetof(BlockQ5_1, m)));
+    store32_scaled_plus(y, q5_codes(in + offsetof(BlockQ5_1, qs), in + offsetof(BlockQ5_1, qh)), d, m);
   }
 }
 
 
 void dequantize_q8_0_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ8_0), y += kQK)
-    store32_scaled_from(y, in + 2, load_fp16(in));
+    store32_scaled_from(y, in + offsetof(BlockQ8_0, qs), load_fp16(in + offsetof(BlockQ8_0, d)));
 }
 
 void dequantize_q8_1_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ8_1), y += kQK)
-    store32_scaled_from(y, in + 4, load_fp16(in));
+    store32_scaled_from(y, in + offsetof(BlockQ8_1, qs), load_fp16(in + offsetof(BlockQ8_1, d)));
 }
 
 void dequantize_q8_k_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ8_K), y += kQK_K) {
-    const float d = load_f32(in);
-    for (int j = 0; j < kQK_K; j += 32) store32_scaled_from(y + j, in + 4 + j, d);
+    const float d = load_f32(in + offsetof(BlockQ8_K, d));
+    for (int j = 0; j < kQK_K; j += 32) store32_scaled_from(y + j, in + offsetof(BlockQ8_K, qs) + j, d);
   }
 }
 
 void dequantize_iq4_nl_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockIq4Nl), y += kQK) {
-    const __m256 d = _mm256_set1_ps(load_fp16(in));
-    store32_scaled(y, lookup16(kIq4nlValues, nibbles_lo_hi(load16(in + 2))), d);
+    const __m256 d = _mm256_set1_ps(load_fp16(in + offsetof(BlockIq4Nl, d)));
+    store32_scaled(y, lookup16(kIq4nlValues, nibbles_lo_hi(load16(in + offsetof(BlockIq4Nl, qs)))), d);
   }
 }
 
 void dequantize_mxfp4_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockMxfp4), y += kQK) {
-    const __m256 d = _mm256_set1_ps(e8m0_half(static_cast<uint8_t>(in[0])));
-    store32_scaled(y, lookup16(kMxfp4Values, nibbles_lo_hi(load16(in + 1))), d);
+    const __m256 d = _mm256_set1_ps(e8m0_half(static_cast<uint8_t>(in[offsetof(BlockMxfp4, e)])));
+    store32_scaled(y, lookup16(kMxfp4Values, nibbles_lo_hi(load16(in + offsetof(BlockMxfp4, qs)))), d);
   }
 }
 
@@ -154,12 +157,13 @@ void dequantize_mxfp4_avx2(const std::byte* in, int64_t n_blocks, float* y) {
 void dequantize_q2_k_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ2_K), y += kQK_K) {
     const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const float d = load_fp16(in + 80), dmin = load_fp16(in + 82);
-    for (int h = 0; h < 2; ++h) {
-      const __m256i q = load32(b + 16 + 32 * h);
+    const uint8_t* scales = b + offsetof(BlockQ2_K, scales);
+    const float d = load_fp16(in + offsetof(BlockQ2_K, d)), dmin = load_fp16(in + offsetof(BlockQ2_K, dmin));
+    for (int h = 0; h < 2; ++h) {  // qs: 32 bytes per 128 elements
+      const __m256i q = load32(b + offsetof(BlockQ2_K, qs) + 32 * h);
       for (int j = 0; j < 4; ++j) {
         const __m256i codes = _mm256_and_si256(srli_epi8(q, 2 * j), _mm256_set1_epi8(3));
-        const uint8_t s0 = b[8 * h + 2 * j], s1 = b[8 * h + 2 * j + 1];
+        const uint8_t s0 = scales[8 * h + 2 * j], s1 = scales[8 * h + 2 * j + 1];
         store16x2_scaled_minus(y + 128 * h + 32 * j, codes, _mm256_set1_ps(d * static_cast<float>(s0 & 0xF)),
                                _mm256_set1_ps(dmin * static_cast<float>(s0 >> 4)),
                                _mm256_set1_ps(d * static_cast<float>(s1 & 0xF)),
@@ -174,10 +178,11 @@ void dequantize_q3_k_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   const __m256i four = _mm256_set1_epi8(4);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ3_K), y += kQK_K) {
     const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const float d = load_fp16(in + 108);
-    const __m256i hmask = load32(b);
-    for (int h = 0; h < 2; ++h) {
-      const __m256i q = load32(b + 32 + 32 * h);
+    const float d = load_fp16(in + offsetof(BlockQ3_K, d));
+    const uint8_t* scales = b + offsetof(BlockQ3_K, scales);
+    const __m256i hmask = load32(b + offsetof(BlockQ3_K, hmask));
+    for (int h = 0; h < 2; ++h) {  // qs: 32 bytes per 128 elements
+      const __m256i q = load32(b + offsetof(BlockQ3_K, qs) + 32 * h);
       for (int j = 0; j < 4; ++j) {
         const __m256i low = _mm256_and_si256(srli_epi8(q, 2 * j), _mm256_set1_epi8(3));
         const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (4 * h + j)));
@@ -185,8 +190,8 @@ void dequantize_q3_k_avx2(const std::byte* in, int64_t n_blocks, float* y) {
         const __m256i codes = _mm256_sub_epi8(low, _mm256_andnot_si256(set, four));
         const int sb = 8 * h + 2 * j;
         store16x2_scaled(y + 128 * h + 32 * j, codes,
-                         _mm256_set1_ps(d * static_cast<float>(q3_k_scale(b + 96, sb) - 32)),
-                         _mm256_set1_ps(d * static_cast<float>(q3_k_scale(b + 96, sb + 1) - 32)));
+                         _mm256_set1_ps(d * static_cast<float>(q3_k_scale(scales, sb) - 32)),
+                         _mm256_set1_ps(d * static_cast<float>(q3_k_scale(scales, sb + 1) - 32)));
       }
     }
   }
@@ -196,16 +201,17 @@ void dequantize_q4_k_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   const __m256i low4 = _mm256_set1_epi32(0x0F);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ4_K), y += kQK_K) {
     const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const float d = load_fp16(in), dmin = load_fp16(in + 2);
+    const uint8_t* scales = b + offsetof(BlockQ4_K, scales);
+    const float d = load_fp16(in + offsetof(BlockQ4_K, d)), dmin = load_fp16(in + offsetof(BlockQ4_K, dmin));
     for (int k = 0; k < 4; ++k) {  // 64 elements: sub-block 2k in the low nibbles, 2k + 1 in the high
       uint8_t sc, m;
-      scale_min_k4(2 * k, b + 4, &sc, &m);
+      scale_min_k4(2 * k, scales, &sc, &m);
       const __m256 d0 = _mm256_set1_ps(d * static_cast<float>(sc)), m0 = _mm256_set1_ps(dmin * static_cast<float>(m));
-      scale_min_k4(2 * k + 1, b + 4, &sc, &m);
+      scale_min_k4(2 * k + 1, scales, &sc, &m);
       const __m256 d1 = _mm256_set1_ps(d * static_cast<float>(sc)), m1 = _mm256_set1_ps(dmin * static_cast<float>(m));
       float* out = y + 64 * k;
       for (int half = 0; half < 2; ++half) {  // bytes 16 half ... 16 half + 15
-        const __m256i q = _mm256_broadcastsi128_si256(load16(b + 16 + 32 * k + 16 * half));
+        const __m256i q = _mm256_broadcastsi128_si256(load16(b + offsetof(BlockQ4_K, qs) + 32 * k + 16 * half));
         const __m256i b0 = bytes_to_lanes<0>(q), b1 = bytes_to_lanes<1>(q);
         store_scaled_minus(out + 16 * half, _mm256_and_si256(b0, low4), d0, m0);
         store_scaled_minus(out + 16 * half + 8, _mm256_and_si256(b1, low4), d0, m0);
@@ -220,17 +226,18 @@ void dequantize_q5_k_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   const __m256i sixteen = _mm256_set1_epi8(16);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ5_K), y += kQK_K) {
     const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const float d = load_fp16(in), dmin = load_fp16(in + 2);
-    const __m256i qh = load32(b + 16);
-    for (int k = 0; k < 4; ++k) {
-      const __m256i q = load32(b + 48 + 32 * k);
+    const uint8_t* scales = b + offsetof(BlockQ5_K, scales);
+    const float d = load_fp16(in + offsetof(BlockQ5_K, d)), dmin = load_fp16(in + offsetof(BlockQ5_K, dmin));
+    const __m256i qh = load32(b + offsetof(BlockQ5_K, qh));
+    for (int k = 0; k < 4; ++k) {  // qs: 32 bytes per 64 elements
+      const __m256i q = load32(b + offsetof(BlockQ5_K, qs) + 32 * k);
       for (int half = 0; half < 2; ++half) {
         const int sb = 2 * k + half;
         const __m256i low = half ? srli_epi8(q, 4) : _mm256_and_si256(q, _mm256_set1_epi8(0x0F));
         const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << sb));
         const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(qh, bit), bit);
         uint8_t sc, m;
-        scale_min_k4(sb, b + 4, &sc, &m);
+        scale_min_k4(sb, scales, &sc, &m);
         store32_scaled_minus(y + 32 * sb, _mm256_or_si256(low, _mm256_and_si256(set, sixteen)),
                              _mm256_set1_ps(d * static_cast<float>(sc)), _mm256_set1_ps(dmin * static_cast<float>(m)));
       }

@@ -99,14 +99,15 @@ FIXQ_GGUF_INLINE __m512 lut32(__m512i codes, const float* t) {
 void dequantize_q4_0(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512 t = table16(kTables.q4_0);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ4_0), y += kQK)
-    store_nibbles_scaled(y, in + 2, t, _mm512_set1_ps(load_fp16(in)));
+    store_nibbles_scaled(y, in + offsetof(BlockQ4_0, qs), t, _mm512_set1_ps(load_fp16(in + offsetof(BlockQ4_0, d))));
 }
 
 void dequantize_q4_1(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512 t = _mm512_load_ps(kTables.code);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ4_1), y += kQK) {
-    const __m512 d = _mm512_set1_ps(load_fp16(in)), m = _mm512_set1_ps(load_fp16(in + 2));
-    const __m512i b = bytes16(in + 4);
+    const __m512 d = _mm512_set1_ps(load_fp16(in + offsetof(BlockQ4_1, d)));
+    const __m512 m = _mm512_set1_ps(load_fp16(in + offsetof(BlockQ4_1, m)));
+    const __m512i b = bytes16(in + offsetof(BlockQ4_1, qs));
     _mm512_storeu_ps(y, _mm512_add_ps(_mm512_mul_ps(lut16(b, t), d), m));
     _mm512_storeu_ps(y + 16, _mm512_add_ps(_mm512_mul_ps(lut16(_mm512_srli_epi32(b, 4), t), d), m));
   }
@@ -114,9 +115,9 @@ void dequantize_q4_1(const std::byte* in, int64_t n_blocks, float* y) {
 
 void dequantize_q5_0(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ5_0), y += kQK) {
-    const __m512 d = _mm512_set1_ps(load_fp16(in));
+    const __m512 d = _mm512_set1_ps(load_fp16(in + offsetof(BlockQ5_0, d)));
     __m512i lo, hi;
-    q5_codes(in + 6, in + 2, &lo, &hi);
+    q5_codes(in + offsetof(BlockQ5_0, qs), in + offsetof(BlockQ5_0, qh), &lo, &hi);
     _mm512_storeu_ps(y, _mm512_mul_ps(lut32(lo, kTables.q5_0), d));
     _mm512_storeu_ps(y + 16, _mm512_mul_ps(lut32(hi, kTables.q5_0), d));
   }
@@ -124,9 +125,10 @@ void dequantize_q5_0(const std::byte* in, int64_t n_blocks, float* y) {
 
 void dequantize_q5_1(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ5_1), y += kQK) {
-    const __m512 d = _mm512_set1_ps(load_fp16(in)), m = _mm512_set1_ps(load_fp16(in + 2));
+    const __m512 d = _mm512_set1_ps(load_fp16(in + offsetof(BlockQ5_1, d)));
+    const __m512 m = _mm512_set1_ps(load_fp16(in + offsetof(BlockQ5_1, m)));
     __m512i lo, hi;
-    q5_codes(in + 8, in + 4, &lo, &hi);
+    q5_codes(in + offsetof(BlockQ5_1, qs), in + offsetof(BlockQ5_1, qh), &lo, &hi);
     _mm512_storeu_ps(y, _mm512_add_ps(_mm512_mul_ps(lut32(lo, kTables.code), d), m));
     _mm512_storeu_ps(y + 16, _mm512_add_ps(_mm512_mul_ps(lut32(hi, kTables.code), d), m));
   }
@@ -134,42 +136,43 @@ void dequantize_q5_1(const std::byte* in, int64_t n_blocks, float* y) {
 
 void dequantize_q8_0(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ8_0), y += kQK)
-    store_i8x32_scaled(y, in + 2, _mm512_set1_ps(load_fp16(in)));
+    store_i8x32_scaled(y, in + offsetof(BlockQ8_0, qs), _mm512_set1_ps(load_fp16(in + offsetof(BlockQ8_0, d))));
 }
 
 void dequantize_q8_1(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ8_1), y += kQK)
-    store_i8x32_scaled(y, in + 4, _mm512_set1_ps(load_fp16(in)));
+    store_i8x32_scaled(y, in + offsetof(BlockQ8_1, qs), _mm512_set1_ps(load_fp16(in + offsetof(BlockQ8_1, d))));
 }
 
 void dequantize_q8_k(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ8_K), y += kQK_K) {
-    const __m512 d = _mm512_set1_ps(load_as<float>(in));
-    for (int j = 0; j < kQK_K; j += 32) store_i8x32_dscaled(y + j, in + 4 + j, d);
+    const __m512 d = _mm512_set1_ps(load_as<float>(in + offsetof(BlockQ8_K, d)));
+    for (int j = 0; j < kQK_K; j += 32) store_i8x32_dscaled(y + j, in + offsetof(BlockQ8_K, qs) + j, d);
   }
 }
 
 void dequantize_iq4_nl(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512 t = table16(kTables.iq4nl);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockIq4Nl), y += kQK)
-    store_nibbles_dscaled(y, in + 2, t, _mm512_set1_ps(load_fp16(in)));
+    store_nibbles_dscaled(y, in + offsetof(BlockIq4Nl, qs), t, _mm512_set1_ps(load_fp16(in + offsetof(BlockIq4Nl, d))));
 }
 
 void dequantize_mxfp4(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512 t = table16(kTables.mxfp4);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockMxfp4), y += kQK)
-    store_nibbles_scaled(y, in + 1, t, _mm512_set1_ps(e8m0_half(static_cast<uint8_t>(in[0]))));
+    store_nibbles_scaled(y, in + offsetof(BlockMxfp4, qs), t,
+                         _mm512_set1_ps(e8m0_half(static_cast<uint8_t>(in[offsetof(BlockMxfp4, e)]))));
 }
 
 void dequantize_iq4_xs(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512 t = table16(kTables.iq4nl);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockIq4Xs)) {
-    const float d = load_fp16(in);
-    const auto h = load_as<uint16_t>(in + 2);
-    const auto* l = reinterpret_cast<const uint8_t*>(in + 4);
-    for (int ib = 0; ib < kQK_K / 32; ++ib, y += 32) {
-      const int ls = ((l[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((h >> (2 * ib)) & 3) << 4);
-      store_nibbles_dscaled(y, in + 8 + 16 * ib, t, _mm512_set1_ps(d * to_f32(ls - 32)));
+    const float d = load_fp16(in + offsetof(BlockIq4Xs, d));
+    const auto h = load_as<uint16_t>(in + offsetof(BlockIq4Xs, scales_h));
+    const auto* l = reinterpret_cast<const uint8_t*>(in + offsetof(BlockIq4Xs, scales_l));
+    for (int ib = 0; ib < kQK_K / 32; ++ib, y += 32) {  // qs: 16 bytes per sub-block of 32
+      const int ls = ((l[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((h >> (2 * ib)) & 3) << 4);  // iq4_xs_scale
+      store_nibbles_dscaled(y, in + offsetof(BlockIq4Xs, qs) + 16 * ib, t, _mm512_set1_ps(d * to_f32(ls - 32)));
     }
   }
 }
@@ -178,9 +181,9 @@ void dequantize_iq4_xs(const std::byte* in, int64_t n_blocks, float* y) {
 void dequantize_nvfp4(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512 t = table16(kTables.mxfp4);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockNvfp4)) {
-    const auto* d = reinterpret_cast<const uint8_t*>(in);
-    for (int s = 0; s < kQKNvfp4 / kQKNvfp4Sub; ++s, y += kQKNvfp4Sub) {
-      const __m512i b = _mm512_cvtepu8_epi32(_mm_set1_epi64x(load_as<long long>(in + 4 + 8 * s)));
+    const auto* d = reinterpret_cast<const uint8_t*>(in + offsetof(BlockNvfp4, d));
+    for (int s = 0; s < kQKNvfp4 / kQKNvfp4Sub; ++s, y += kQKNvfp4Sub) {  // qs: 8 bytes per sub-block
+      const __m512i b = _mm512_cvtepu8_epi32(_mm_set1_epi64x(load_as<long long>(in + offsetof(BlockNvfp4, qs) + 8 * s)));
       const __m512i codes = _mm512_mask_srli_epi32(b, 0xFF00, b, 4);
       _mm512_storeu_ps(y, _mm512_mul_ps(lut16(codes, t), _mm512_set1_ps(kUe4m3Half[d[s]])));
     }
@@ -192,12 +195,14 @@ void dequantize_q2_k(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512 t = table16(kTables.two_bit);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ2_K), y += kQK_K) {
     const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const float d = load_fp16(in + 80), dmin = load_fp16(in + 82);
-    for (int h = 0; h < 2; ++h) {
-      const __m512i q[2] = {bytes16(b + 16 + 32 * h), bytes16(b + 32 + 32 * h)};
+    const uint8_t* scales = b + offsetof(BlockQ2_K, scales);
+    const uint8_t* qs = b + offsetof(BlockQ2_K, qs);
+    const float d = load_fp16(in + offsetof(BlockQ2_K, d)), dmin = load_fp16(in + offsetof(BlockQ2_K, dmin));
+    for (int h = 0; h < 2; ++h) {  // qs: 32 bytes per 128 elements, loaded 16 at a time
+      const __m512i q[2] = {bytes16(qs + 32 * h), bytes16(qs + 32 * h + 16)};
       for (int j = 0; j < 4; ++j) {
         for (int half = 0; half < 2; ++half) {
-          const uint8_t sc = b[8 * h + 2 * j + half];
+          const uint8_t sc = scales[8 * h + 2 * j + half];
           const __m512 dl = _mm512_set1_ps(d * to_f32(sc & 0xF)), ml = _mm512_set1_ps(dmin * to_f32(sc >> 4));
           const __m512 v = lut16(_mm512_srli_epi32(q[half], 2 * j), t);
           _mm512_storeu_ps(y + 128 * h + 32 * j + 16 * half, _mm512_sub_ps(_mm512_mul_ps(dl, v), ml));
@@ -213,17 +218,20 @@ void dequantize_q3_k(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512i three = _mm512_set1_epi32(3), four = _mm512_set1_epi32(4);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ3_K), y += kQK_K) {
     const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const float d = load_fp16(in + 108);
-    const __m512i hm[2] = {bytes16(b), bytes16(b + 16)};
-    for (int h = 0; h < 2; ++h) {
-      const __m512i q[2] = {bytes16(b + 32 + 32 * h), bytes16(b + 48 + 32 * h)};
+    const float d = load_fp16(in + offsetof(BlockQ3_K, d));
+    const uint8_t* hmask = b + offsetof(BlockQ3_K, hmask);
+    const uint8_t* qs = b + offsetof(BlockQ3_K, qs);
+    const uint8_t* scales = b + offsetof(BlockQ3_K, scales);
+    const __m512i hm[2] = {bytes16(hmask), bytes16(hmask + 16)};  // 16 bytes at a time
+    for (int h = 0; h < 2; ++h) {  // qs: 32 bytes per 128 elements
+      const __m512i q[2] = {bytes16(qs + 32 * h), bytes16(qs + 32 * h + 16)};
       for (int j = 0; j < 4; ++j) {
         const __m512i bit = _mm512_set1_epi32(1 << (4 * h + j));
         for (int half = 0; half < 2; ++half) {
           const int sb = 8 * h + 2 * j + half;
           const __m512i low = _mm512_and_si512(_mm512_srli_epi32(q[half], 2 * j), three);
           const __m512i code = _mm512_mask_add_epi32(low, _mm512_test_epi32_mask(hm[half], bit), low, four);
-          const __m512 dl = _mm512_set1_ps(d * to_f32(q3_k_scale(b + 96, sb) - 32));
+          const __m512 dl = _mm512_set1_ps(d * to_f32(q3_k_scale(scales, sb) - 32));
           _mm512_storeu_ps(y + 128 * h + 32 * j + 16 * half, _mm512_mul_ps(dl, lut16(code, t)));
         }
       }
@@ -235,12 +243,14 @@ void dequantize_q4_k(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512 t = _mm512_load_ps(kTables.code);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ4_K), y += kQK_K) {
     const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const float d = load_fp16(in), dmin = load_fp16(in + 2);
+    const uint8_t* scales = b + offsetof(BlockQ4_K, scales);
+    const uint8_t* qs = b + offsetof(BlockQ4_K, qs);
+    const float d = load_fp16(in + offsetof(BlockQ4_K, d)), dmin = load_fp16(in + offsetof(BlockQ4_K, dmin));
     for (int k = 0; k < 4; ++k) {  // sub-block 2k in the low nibbles of 32 bytes, 2k + 1 in the high ones
-      const __m512i q[2] = {bytes16(b + 16 + 32 * k), bytes16(b + 32 + 32 * k)};
+      const __m512i q[2] = {bytes16(qs + 32 * k), bytes16(qs + 32 * k + 16)};
       for (int s = 0; s < 2; ++s) {
         uint8_t sc, m;
-        scale_min_k4(2 * k + s, b + 4, &sc, &m);
+        scale_min_k4(2 * k + s, scales, &sc, &m);
         const __m512 dl = _mm512_set1_ps(d * to_f32(sc)), ml = _mm512_set1_ps(dmin * to_f32(m));
         for (int half = 0; half < 2; ++half) {
           const __m512i codes = s ? _mm512_srli_epi32(q[half], 4) : q[half];
@@ -255,14 +265,17 @@ void dequantize_q5_k(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512i low4 = _mm512_set1_epi32(0x0F), sixteen = _mm512_set1_epi32(16);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ5_K), y += kQK_K) {
     const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const float d = load_fp16(in), dmin = load_fp16(in + 2);
-    const __m512i qh[2] = {bytes16(b + 16), bytes16(b + 32)};
-    for (int k = 0; k < 4; ++k) {
-      const __m512i q[2] = {bytes16(b + 48 + 32 * k), bytes16(b + 64 + 32 * k)};
+    const uint8_t* scales = b + offsetof(BlockQ5_K, scales);
+    const uint8_t* qh_bytes = b + offsetof(BlockQ5_K, qh);
+    const uint8_t* qs = b + offsetof(BlockQ5_K, qs);
+    const float d = load_fp16(in + offsetof(BlockQ5_K, d)), dmin = load_fp16(in + offsetof(BlockQ5_K, dmin));
+    const __m512i qh[2] = {bytes16(qh_bytes), bytes16(qh_bytes + 16)};  // 16 bytes at a time
+    for (int k = 0; k < 4; ++k) {  // qs: 32 bytes per 64 elements
+      const __m512i q[2] = {bytes16(qs + 32 * k), bytes16(qs + 32 * k + 16)};
       for (int s = 0; s < 2; ++s) {
         const int sb = 2 * k + s;
         uint8_t sc, m;
-        scale_min_k4(sb, b + 4, &sc, &m);
+        scale_min_k4(sb, scales, &sc, &m);
         const __m512 dl = _mm512_set1_ps(d * to_f32(sc)), ml = _mm512_set1_ps(dmin * to_f32(m));
         const __m512i bit = _mm512_set1_epi32(1 << sb);
         for (int half = 0; half < 2; ++half) {
@@ -287,6 +300,7 @@ void dequantize_q6_k(const std::byte* in, int64_t n_blocks, float* y) {
     for (int h = 0; h < 2; ++h) {
       for (int half = 0; half < 2; ++half) {
         const __m512i qh = bytes16(b + offsetof(BlockQ6_K, qh) + 32 * h + 16 * half);
+        // ql: 64 bytes per 128 elements, the second 32 of them for groups k = 1, 3.
         const __m512i ql[2] = {bytes16(qlp + 64 * h + 16 * half), bytes16(qlp + 64 * h + 32 + 16 * half)};
         for (int k = 0; k < 4; ++k) {
           const __m512i low = _mm512_and_si512(k < 2 ? ql[k % 2] : _mm512_srli_epi32(ql[k % 2], 4), low4);
@@ -306,7 +320,8 @@ void dequantize_tq1_0(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512 t = table16(kTables.ternary);
   const __m512i byte = _mm512_set1_epi32(0xFF);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockTq1_0)) {
-    const __m512 d = _mm512_set1_ps(load_fp16(in + 52));
+    const __m512 d = _mm512_set1_ps(load_fp16(in + offsetof(BlockTq1_0, d)));
+    const std::byte* qs = in + offsetof(BlockTq1_0, qs);
     // digits n = 0..4 of 16 bytes at p, elements out + stride * n + (0..15).
     auto digits = [&](const std::byte* p, int planes, float* out, int stride) {
       __m512i q = bytes16(p);
@@ -316,11 +331,11 @@ void dequantize_tq1_0(const std::byte* in, int64_t n_blocks, float* y) {
         q = _mm512_and_si512(_mm512_add_epi32(q, _mm512_add_epi32(q, q)), byte);
       }
     };
-    digits(in, 5, y, 32);           // qs[0..15]: elements 32n + m
-    digits(in + 16, 5, y + 16, 32);  // qs[16..31]
-    digits(in + 32, 5, y + 160, 16);  // qs[32..47]: elements 160 + 16n + m
+    digits(qs, 5, y, 32);             // qs[0..15]: elements 32n + m
+    digits(qs + 16, 5, y + 16, 32);   // qs[16..31]
+    digits(qs + 32, 5, y + 160, 16);  // qs[32..47]: elements 160 + 16n + m
     // qh[0..3]: element 240 + 4n + j is digit n of qh[j].
-    const __m512i h = _mm512_cvtepu8_epi32(_mm_set1_epi32(load_as<int>(in + 48)));
+    const __m512i h = _mm512_cvtepu8_epi32(_mm_set1_epi32(load_as<int>(in + offsetof(BlockTq1_0, qh))));
     const __m512i pow3 = _mm512_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27);
     const __m512i q = _mm512_and_si512(_mm512_mullo_epi32(h, pow3), byte);
     const __m512i digit = _mm512_srli_epi32(_mm512_add_epi32(q, _mm512_add_epi32(q, q)), 8);
@@ -333,10 +348,10 @@ void dequantize_tq1_0(const std::byte* in, int64_t n_blocks, float* y) {
 void dequantize_tq2_0(const std::byte* in, int64_t n_blocks, float* y) {
   const __m512 t = table16(kTables.ternary);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockTq2_0), y += kQK_K) {
-    const __m512 d = _mm512_set1_ps(load_fp16(in + 64));
+    const __m512 d = _mm512_set1_ps(load_fp16(in + offsetof(BlockTq2_0, d)));
     for (int c = 0; c < 2; ++c)
-      for (int half = 0; half < 2; ++half) {
-        const __m512i q = bytes16(in + 32 * c + 16 * half);
+      for (int half = 0; half < 2; ++half) {  // qs: 32 bytes per 128 elements, 16 at a time
+        const __m512i q = bytes16(in + offsetof(BlockTq2_0, qs) + 32 * c + 16 * half);
         for (int n = 0; n < 4; ++n)
           _mm512_storeu_ps(y + 128 * c + 32 * n + 16 * half, _mm512_mul_ps(lut16(_mm512_srli_epi32(q, 2 * n), t), d));
       }

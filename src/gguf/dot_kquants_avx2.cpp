@@ -7,6 +7,8 @@
 // bytes: 0, 8, 1, 9, ... 7, 15) to make each pair two elements of the same lane. Signed
 // quants q = u - off are handled as maddubs(u, y) - maddubs(off, y), with u <= 63 and
 // |q| <= 32 so that no int16 pair saturates (see each kernel).
+#include <type_traits>
+
 #include "gguf/avx2_util.h"
 #include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
@@ -63,25 +65,26 @@ int32_t bsums_times_mins(const std::byte* y, const uint8_t* scales) {
     scale_min_k4(j, scales, &sc, &m);
     m16[2 * j] = m16[2 * j + 1] = m;
   }
-  return hsum_i32(_mm256_madd_epi16(load32(y + 260), load32(m16)));
+  return hsum_i32(_mm256_madd_epi16(load32(y + offsetof(BlockQ8_K, bsums)), load32(m16)));
 }
 
 // The Q4_K / Q5_K dot with codes u in [0, 31]: sub-blocks of 32, scales 6-bit.
 template <bool kFiveBit>
 float dot_k4(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  constexpr std::size_t kBlock = kFiveBit ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
-  constexpr int kQs = kFiveBit ? 48 : 16;
+  using Block = std::conditional_t<kFiveBit, BlockQ5_K, BlockQ4_K>;
+  constexpr std::size_t kBlock = sizeof(Block);
   __m256 sums = _mm256_setzero_ps();
   float sumf = 0.0f;
   for (int64_t i = 0; i < n_blocks; ++i, x += kBlock, y += sizeof(BlockQ8_K)) {
     const auto* b = reinterpret_cast<const uint8_t*>(x);
-    const auto* q8 = reinterpret_cast<const uint8_t*>(y) + 4;
+    const uint8_t* scales = b + offsetof(Block, scales);
+    const auto* q8 = reinterpret_cast<const uint8_t*>(y) + offsetof(BlockQ8_K, qs);
     __m256i lanes = _mm256_setzero_si256();
-    for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles)
-      const __m256i q = load32(b + kQs + 32 * k);
+    for (int k = 0; k < 4; ++k) {  // sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles): 32 qs bytes
+      const __m256i q = load32(b + offsetof(Block, qs) + 32 * k);
       __m256i u0 = _mm256_and_si256(q, _mm256_set1_epi8(0x0F)), u1 = srli_epi8(q, 4);
       if constexpr (kFiveBit) {
-        const __m256i qh = load32(b + 16);
+        const __m256i qh = load32(b + offsetof(BlockQ5_K, qh));
         const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1 << (2 * k)));
         const __m256i b1 = _mm256_set1_epi8(static_cast<char>(2 << (2 * k)));
         u0 = _mm256_or_si256(u0, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b0), b0), _mm256_set1_epi8(16)));
@@ -91,14 +94,14 @@ float dot_k4(const std::byte* x, const std::byte* y, int64_t n_blocks) {
       const __m256i p0 = lane_products(u0, load32(q8 + 64 * k), 0);
       const __m256i p1 = lane_products(u1, load32(q8 + 64 * k + 32), 0);
       uint8_t s0, s1, m;
-      scale_min_k4(2 * k, b + 4, &s0, &m);
-      scale_min_k4(2 * k + 1, b + 4, &s1, &m);
+      scale_min_k4(2 * k, scales, &s0, &m);
+      scale_min_k4(2 * k + 1, scales, &s1, &m);
       lanes = _mm256_add_epi32(lanes, scale_two(_mm_add_epi16(lo128(p0), hi128(p0)),
                                                 _mm_add_epi16(lo128(p1), hi128(p1)), s0, s1));
     }
-    const float dy = load_f32(y);
-    sums = add_lanes(sums, load_fp16(x) * dy, lanes);
-    sumf -= load_fp16(x + 2) * dy * to_f32(bsums_times_mins(y, b + 4));
+    const float dy = load_f32(y + offsetof(BlockQ8_K, d));
+    sums = add_lanes(sums, load_fp16(x + offsetof(Block, d)) * dy, lanes);
+    sumf -= load_fp16(x + offsetof(Block, dmin)) * dy * to_f32(bsums_times_mins(y, scales));
   }
   return finish_lanes(sumf, sums);
 }
@@ -139,22 +142,23 @@ float dot_q3_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_block
   __m256 sums = _mm256_setzero_ps();
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ3_K), y += sizeof(BlockQ8_K)) {
     const auto* b = reinterpret_cast<const uint8_t*>(x);
-    const auto* q8 = reinterpret_cast<const uint8_t*>(y) + 4;
-    const __m256i hmask = load32(b);
+    const uint8_t* scales = b + offsetof(BlockQ3_K, scales);
+    const auto* q8 = reinterpret_cast<const uint8_t*>(y) + offsetof(BlockQ8_K, qs);
+    const __m256i hmask = load32(b + offsetof(BlockQ3_K, hmask));
     __m256i lanes = _mm256_setzero_si256();
-    for (int h = 0; h < 2; ++h) {
-      const __m256i q = load32(b + 32 + 32 * h);
+    for (int h = 0; h < 2; ++h) {  // qs: 32 bytes per 128 elements
+      const __m256i q = load32(b + offsetof(BlockQ3_K, qs) + 32 * h);
       for (int j = 0; j < 4; ++j) {
         const __m256i low = _mm256_and_si256(srli_epi8(q, 2 * j), _mm256_set1_epi8(3));
         const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (4 * h + j)));
         const __m256i plus4 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hmask, bit), bit), _mm256_set1_epi8(4));
         const __m256i p = lane_products(_mm256_or_si256(low, plus4), load32(q8 + 128 * h + 32 * j), 4);
         const int sb = 8 * h + 2 * j;
-        lanes = _mm256_add_epi32(lanes, scale_two(lo128(p), hi128(p), q3_k_scale(b + 96, sb) - 32,
-                                                  q3_k_scale(b + 96, sb + 1) - 32));
+        lanes = _mm256_add_epi32(lanes, scale_two(lo128(p), hi128(p), q3_k_scale(scales, sb) - 32,
+                                                  q3_k_scale(scales, sb + 1) - 32));
       }
     }
-    sums = add_lanes(sums, load_fp16(x + 108) * load_f32(y), lanes);
+    sums = add_lanes(sums, load_fp16(x + offsetof(BlockQ3_K, d)) * load_f32(y + offsetof(BlockQ8_K, d)), lanes);
   }
   return finish_lanes(0.0f, sums);
 }
@@ -165,25 +169,26 @@ float dot_q2_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_block
   float sumf = 0.0f;
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ2_K), y += sizeof(BlockQ8_K)) {
     const auto* b = reinterpret_cast<const uint8_t*>(x);
-    const auto* q8 = reinterpret_cast<const uint8_t*>(y) + 4;
-    const __m128i sc = load16(b);
+    const uint8_t* scales = b + offsetof(BlockQ2_K, scales);
+    const auto* q8 = reinterpret_cast<const uint8_t*>(y) + offsetof(BlockQ8_K, qs);
+    const __m128i sc = load16(scales);
     const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), _mm_set1_epi8(0x0F)));
     __m256i acc = _mm256_setzero_si256();
-    for (int h = 0; h < 2; ++h) {
-      const __m256i q = load32(b + 16 + 32 * h);
+    for (int h = 0; h < 2; ++h) {  // qs: 32 bytes per 128 elements
+      const __m256i q = load32(b + offsetof(BlockQ2_K, qs) + 32 * h);
       for (int j = 0; j < 4; ++j) {
         const __m256i codes = _mm256_and_si256(srli_epi8(q, 2 * j), _mm256_set1_epi8(3));
         const __m256i p = _mm256_maddubs_epi16(codes, load32(q8 + 128 * h + 32 * j));
         const int sb = 8 * h + 2 * j;  // the two halves of p belong to sub-blocks sb, sb + 1
-        const __m256i s = _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(b[sb + 1] & 0xF)),
-                                           _mm_set1_epi16(static_cast<int16_t>(b[sb] & 0xF)));
+        const __m256i s = _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(scales[sb + 1] & 0xF)),
+                                           _mm_set1_epi16(static_cast<int16_t>(scales[sb] & 0xF)));
         acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, s));
       }
     }
     const int32_t isum = hsum_i32(acc);
-    const int32_t summs = hsum_i32(_mm256_madd_epi16(load32(q8 + 256), mins16));
-    const float dy = load_f32(y);
-    sumf += dy * load_fp16(x + 80) * to_f32(isum) - dy * load_fp16(x + 82) * to_f32(summs);
+    const int32_t summs = hsum_i32(_mm256_madd_epi16(load32(y + offsetof(BlockQ8_K, bsums)), mins16));
+    const float dy = load_f32(y + offsetof(BlockQ8_K, d));
+    sumf += dy * load_fp16(x + offsetof(BlockQ2_K, d)) * to_f32(isum) - dy * load_fp16(x + offsetof(BlockQ2_K, dmin)) * to_f32(summs);
   }
   return sumf;
 }

@@ -37,10 +37,10 @@ struct Q8KClasses {
 
 template <int kOff>
 void prepare_classes(const std::byte* y, Q8KClasses* p) {
-  p->d = load_as<float>(y);
-  std::memcpy(p->bsums, y + 260, sizeof p->bsums);
-  for (int k = 0; k < 4; ++k) {
-    const __m512i q = class_order(load64(y + 4 + 64 * k), false);
+  p->d = load_as<float>(y + offsetof(BlockQ8_K, d));
+  std::memcpy(p->bsums, y + offsetof(BlockQ8_K, bsums), sizeof p->bsums);
+  for (int k = 0; k < 4; ++k) {  // qs, 64 at a time
+    const __m512i q = class_order(load64(y + offsetof(BlockQ8_K, qs) + 64 * k), false);
     _mm512_store_si512(p->qs + 64 * k, q);
     const __m512i pairs = _mm512_maddubs_epi16(_mm512_set1_epi8(1), q);
     _mm512_store_si512(p->off + 32 * k, _mm512_mullo_epi16(pairs, _mm512_set1_epi16(kOff)));
@@ -109,9 +109,9 @@ struct LanesFormat {
     for (int64_t i = 0; i < n; ++i, x += F::kBlockBytes) {
       int32_t min_term = 0;
       const __m256i lanes = F::lanes(x, p[i], &min_term);
-      const float d = load_fp16(x + F::kD) * p[i].d;
+      const float d = load_fp16(x + offsetof(typename F::Block, d)) * p[i].d;
       sums = _mm256_add_ps(sums, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes)));
-      if constexpr (F::kMins) sumf -= load_fp16(x + F::kD + 2) * p[i].d * to_f32(min_term);
+      if constexpr (F::kMins) sumf -= load_fp16(x + offsetof(typename F::Block, dmin)) * p[i].d * to_f32(min_term);
     }
     alignas(32) float s[8];
     _mm256_store_ps(s, sums);
@@ -120,19 +120,21 @@ struct LanesFormat {
   }
 };
 
-// Q4_K: d@0, dmin@2, scales@4, qs@16 (32 bytes: sub-block 2k low nibbles, 2k + 1 high).
+// Q4_K (BlockQ4_K: d, dmin, scales, qs: 32 bytes per 64 elements, sub-block 2k in the low
+// nibbles, 2k + 1 in the high ones).
 struct Q4K : LanesFormat<Q4K> {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockQ4_K);
-  static constexpr int kOff = 0, kD = 0;
+  using Block = BlockQ4_K;
+  static constexpr std::size_t kBlockBytes = sizeof(Block);
+  static constexpr int kOff = 0;
   static constexpr bool kMins = true;
   FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t* min_term) {
     uint64_t sc, m;
-    scales_mins_k4(x + 4, &sc, &m);
+    scales_mins_k4(x + offsetof(Block, scales), &sc, &m);
     *min_term = bsums_times_mins(p, m);
     const __m512i s = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc))));
     __m512i acc = _mm512_setzero_si512();
     for (int k = 0; k < 4; ++k) {
-      const __m512i q = class_order(_mm512_castsi256_si512(load32(x + 16 + 32 * k)), true);
+      const __m512i q = class_order(_mm512_castsi256_si512(load32(x + offsetof(Block, qs) + 32 * k)), true);
       const __m512i u = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xFFFF0000u, q, 4), _mm512_set1_epi8(0x0F));
       acc = accumulate(acc, u, p, k, scale_words32(s, 2 * k), false);
     }
@@ -140,20 +142,21 @@ struct Q4K : LanesFormat<Q4K> {
   }
 };
 
-// Q5_K: as Q4_K plus a fifth bit per element, bit j (sub-block) of qh[l] (qh@16, qs@48).
+// Q5_K: as Q4_K plus a fifth bit per element, bit j (sub-block) of qh[l].
 struct Q5K : LanesFormat<Q5K> {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockQ5_K);
-  static constexpr int kOff = 0, kD = 0;
+  using Block = BlockQ5_K;
+  static constexpr std::size_t kBlockBytes = sizeof(Block);
+  static constexpr int kOff = 0;
   static constexpr bool kMins = true;
   FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t* min_term) {
     uint64_t sc, m;
-    scales_mins_k4(x + 4, &sc, &m);
+    scales_mins_k4(x + offsetof(Block, scales), &sc, &m);
     *min_term = bsums_times_mins(p, m);
     const __m512i s = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc))));
-    const __m512i qh = class_order(_mm512_castsi256_si512(load32(x + 16)), true);
+    const __m512i qh = class_order(_mm512_castsi256_si512(load32(x + offsetof(Block, qh))), true);
     __m512i acc = _mm512_setzero_si512();
-    for (int k = 0; k < 4; ++k) {
-      const __m512i q = class_order(_mm512_castsi256_si512(load32(x + 48 + 32 * k)), true);
+    for (int k = 0; k < 4; ++k) {  // qs: 32 bytes per 64 elements
+      const __m512i q = class_order(_mm512_castsi256_si512(load32(x + offsetof(Block, qs) + 32 * k)), true);
       __m512i u = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xFFFF0000u, q, 4), _mm512_set1_epi8(0x0F));
       const __m512i bits = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << (2 * k))),
                                                    _mm512_set1_epi8(static_cast<char>(2 << (2 * k))));
@@ -166,8 +169,9 @@ struct Q5K : LanesFormat<Q5K> {
 
 // Q6_K (BlockQ6_K: ql, qh, int8 scales, d); u = q + 32 (6 bits), sub-blocks of 16.
 struct Q6K : LanesFormat<Q6K> {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockQ6_K);
-  static constexpr int kOff = 32, kD = offsetof(BlockQ6_K, d);
+  using Block = BlockQ6_K;
+  static constexpr std::size_t kBlockBytes = sizeof(Block);
+  static constexpr int kOff = 32;
   static constexpr bool kMins = false;
   FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t*) {
     const __m512i s = _mm512_zextsi256_si512(_mm256_cvtepi8_epi16(load16(x + offsetof(BlockQ6_K, scales))));
@@ -191,8 +195,9 @@ struct Q6K : LanesFormat<Q6K> {
 
 // Q3_K (BlockQ3_K: hmask, qs, scales: 16 six-bit codes, value - 32, d); u = q + 4.
 struct Q3K : LanesFormat<Q3K> {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockQ3_K);
-  static constexpr int kOff = 4, kD = offsetof(BlockQ3_K, d);
+  using Block = BlockQ3_K;
+  static constexpr std::size_t kBlockBytes = sizeof(Block);
+  static constexpr int kOff = 4;
   static constexpr bool kMins = false;
   FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t*) {
     // The 16 scales as bytes (ggml's 32-bit-word unpacking of q3_k_scale), minus 32.
@@ -236,16 +241,17 @@ struct Q2K {
   static float dot_row(const std::byte* x, const std::byte* y, int64_t n, const Prepared*) {
     float sumf = 0.0f;
     for (int64_t i = 0; i < n; ++i, x += kBlockBytes, y += kQ8K) {
-      const __m128i sc = load16(x);
+      const std::byte* q8 = y + offsetof(BlockQ8_K, qs);
+      const __m128i sc = load16(x + offsetof(BlockQ2_K, scales));
       const __m512i scales = _mm512_broadcast_i32x4(_mm_and_si128(sc, _mm_set1_epi8(0x0F)));
       __m512i acc = _mm512_setzero_si512();
-      for (int h = 0; h < 2; ++h) {
-        const __m512i q = _mm512_broadcast_i64x4(load32(x + 16 + 32 * h));
+      for (int h = 0; h < 2; ++h) {  // qs: 32 bytes per 128 elements
+        const __m512i q = _mm512_broadcast_i64x4(load32(x + offsetof(BlockQ2_K, qs) + 32 * h));
         for (int j = 0; j < 4; j += 2) {  // elements 128h + 32j + (0..63): sub-blocks 8h + 2j + (0..3)
           const __m512i shift = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(static_cast<short>(2 * j)),
                                                         _mm512_set1_epi16(static_cast<short>(2 * j + 2)));
           const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(q, shift), _mm512_set1_epi8(3));
-          const __m512i pairs = _mm512_maddubs_epi16(codes, load64(y + 4 + 128 * h + 32 * j));
+          const __m512i pairs = _mm512_maddubs_epi16(codes, load64(q8 + 128 * h + 32 * j));
           // 128-bit lane L: every word the zero-extended scale of sub-block 8h + 2j + L.
           const int sb = 8 * h + 2 * j;
           const __m512i pick = _mm512_setr_epi32(sb | 0x8000 | sb << 16 | 0x80000000, sb | 0x8000 | sb << 16 | 0x80000000,
@@ -267,10 +273,10 @@ struct Q2K {
       }
       const int32_t isum = hsum_i32(acc);
       const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), _mm_set1_epi8(0x0F)));
-      const __m256i mm = _mm256_madd_epi16(load32(y + 260), mins);
+      const __m256i mm = _mm256_madd_epi16(load32(y + offsetof(BlockQ8_K, bsums)), mins);
       const int32_t summs = hsum_i32(_mm512_zextsi256_si512(mm));
-      const float dy = load_as<float>(y);
-      const float dall = dy * load_fp16(x + 80), dmin = dy * load_fp16(x + 82);
+      const float dy = load_as<float>(y + offsetof(BlockQ8_K, d));
+      const float dall = dy * load_fp16(x + offsetof(BlockQ2_K, d)), dmin = dy * load_fp16(x + offsetof(BlockQ2_K, dmin));
       sumf += dall * to_f32(isum) - dmin * to_f32(summs);
     }
     return sumf;
@@ -280,7 +286,8 @@ struct Q2K {
 // sum of a Q8_K block's 256 quants.
 FIXQ_GGUF_INLINE int32_t q8k_sum(const std::byte* y) {
   __m512i acc = _mm512_setzero_si512();
-  for (int k = 0; k < 4; ++k) acc = _mm512_dpbusd_epi32(acc, _mm512_set1_epi8(1), load64(y + 4 + 64 * k));
+  for (int k = 0; k < 4; ++k)  // qs, 64 at a time
+    acc = _mm512_dpbusd_epi32(acc, _mm512_set1_epi8(1), load64(y + offsetof(BlockQ8_K, qs) + 64 * k));
   return hsum_i32(acc);
 }
 
@@ -296,17 +303,18 @@ struct Tq2 {
     float sumf = 0.0f;
     for (int64_t i = 0; i < n; ++i, x += kBlockBytes, y += kQ8K) {
       __m512i acc = _mm512_setzero_si512();
-      for (int c = 0; c < 2; ++c) {
-        const __m512i q = _mm512_broadcast_i64x4(load32(x + 32 * c));
+      const std::byte* q8 = y + offsetof(BlockQ8_K, qs);
+      for (int c = 0; c < 2; ++c) {  // qs: 32 bytes per 128 elements
+        const __m512i q = _mm512_broadcast_i64x4(load32(x + offsetof(BlockTq2_0, qs) + 32 * c));
         for (int n0 = 0; n0 < 4; n0 += 2) {
           const __m512i shift = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(static_cast<short>(2 * n0)),
                                                         _mm512_set1_epi16(static_cast<short>(2 * n0 + 2)));
           const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(q, shift), _mm512_set1_epi8(3));
-          acc = _mm512_dpbusd_epi32(acc, codes, load64(y + 4 + 128 * c + 32 * n0));
+          acc = _mm512_dpbusd_epi32(acc, codes, load64(q8 + 128 * c + 32 * n0));
         }
       }
       const int32_t sumi = hsum_i32(acc) - p[i].sum;
-      sumf += to_f32(sumi) * (load_as<float>(y) * load_fp16(x + 64));
+      sumf += to_f32(sumi) * (load_as<float>(y + offsetof(BlockQ8_K, d)) * load_fp16(x + offsetof(BlockTq2_0, d)));
     }
     return sumf;
   }
@@ -327,7 +335,7 @@ struct Tq1 {
     int32_t sum;
   };
   static void prepare(const std::byte* y, Prepared* p) {
-    const auto* q = reinterpret_cast<const int8_t*>(y + 4);
+    const auto* q = reinterpret_cast<const int8_t*>(y + offsetof(BlockQ8_K, qs));
     std::memset(p->w2, 0, sizeof p->w2);
     for (int k = 1; k <= 5; ++k) {
       for (int m = 0; m < 32; ++m)  // element 32n + m is digit n of qs[m]
@@ -343,8 +351,10 @@ struct Tq1 {
   static float dot_row(const std::byte* x, const std::byte* y, int64_t n, const Prepared* p) {
     float sumf = 0.0f;
     for (int64_t i = 0; i < n; ++i, x += kBlockBytes, y += kQ8K) {
-      const __m512i b1 = _mm512_cvtepu8_epi16(load32(x));
-      const __m512i b2 = _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_cvtsi32_si128(load_as<int>(x + 48)), load16(x + 32)));
+      const std::byte* qs = x + offsetof(BlockTq1_0, qs);
+      const __m512i b1 = _mm512_cvtepu8_epi16(load32(qs));  // qs[0..31]
+      const __m512i b2 = _mm512_cvtepu8_epi16(  // qs[32..47], qh[0..3]
+          _mm256_set_m128i(_mm_cvtsi32_si128(load_as<int>(x + offsetof(BlockTq1_0, qh))), load16(qs + 32)));
       __m512i acc = _mm512_setzero_si512();
       int pow3 = 3;
       for (int k = 0; k < 5; ++k, pow3 *= 3) {
@@ -353,7 +363,7 @@ struct Tq1 {
         acc = _mm512_dpwssd_epi32(acc, _mm512_mulhi_epu16(b2, f), _mm512_load_si512(p[i].w2[k]));
       }
       const int32_t sumi = hsum_i32(acc) - p[i].sum;
-      sumf += to_f32(sumi) * (load_fp16(x + 52) * load_as<float>(y));
+      sumf += to_f32(sumi) * (load_fp16(x + offsetof(BlockTq1_0, d)) * load_as<float>(y + offsetof(BlockQ8_K, d)));
     }
     return sumf;
   }
@@ -367,14 +377,6 @@ struct Iq4XsBlocks {
   float d[2];
 };
 
-constexpr auto kIq4nlPlus128 = [] {
-  struct T {
-    alignas(16) int8_t b[16];
-  } t{};
-  for (int i = 0; i < 16; ++i) t.b[i] = static_cast<int8_t>(static_cast<uint8_t>(kIq4nlValues[i] + 128));
-  return t;
-}();
-
 struct Iq4Xs {
   static constexpr std::size_t kBlockBytes = sizeof(BlockIq4Xs);
   static constexpr int kChunk = 2, kTerms = 8;
@@ -384,8 +386,8 @@ struct Iq4Xs {
     __m512i s[8];
     for (int b = 0; b < 2; ++b, y += kQ8K) {
       if (b < blocks) {
-        std::memcpy(p->qs[b], y + 4, kQK_K);
-        p->d[b] = load_as<float>(y);
+        std::memcpy(p->qs[b], y + offsetof(BlockQ8_K, qs), kQK_K);
+        p->d[b] = load_as<float>(y + offsetof(BlockQ8_K, d));
       } else {
         std::memset(p->qs[b], 0, kQK_K);
         p->d[b] = 0.0f;
@@ -399,26 +401,31 @@ struct Iq4Xs {
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
     __m512i s[8];
     for (int b = 0; b < 2; ++b)
-      for (int k = 0; k < 4; ++k) {
+      for (int k = 0; k < 4; ++k) {  // qs: 32 bytes per two sub-blocks
+        const std::byte* qs = x + b * kBlockBytes + offsetof(BlockIq4Xs, qs);
         const __m512i z = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3),
-                                                   _mm512_castsi256_si512(load32(x + b * kBlockBytes + 8 + 32 * k)));
+                                                   _mm512_castsi256_si512(load32(qs + 32 * k)));
         const __m512i codes = _mm512_and_si512(_mm512_mask_srli_epi16(z, 0xFF00FF00u, z, 4), _mm512_set1_epi8(0x0F));
         s[4 * b + k] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lookup16(kIq4nlPlus128.b, codes),
                                            _mm512_load_si512(p.qs[b] + 64 * k));
       }
     const __m512i sumi = _mm512_sub_epi32(sum_lanes_8x2(s), _mm512_slli_epi32(_mm512_load_si512(p.sum), 7));
-    // ls of sub-block i: low 4 bits at 4i of scales_l (u32 @4), high 2 at 2i of scales_h (u16 @2).
-    const __m512i l = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(load_as<int>(x + 4)),
-                                              _mm512_set1_epi32(load_as<int>(x + kBlockBytes + 4)));
-    const __m512i h = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(load_as<uint16_t>(x + 2)),
-                                              _mm512_set1_epi32(load_as<uint16_t>(x + kBlockBytes + 2)));
+    // ls of sub-block i: low 4 bits at 4i of scales_l (as a u32), high 2 at 2i of scales_h.
+    static_assert(sizeof(BlockIq4Xs::scales_l) == 4 && sizeof(BlockIq4Xs::scales_h) == 2);
+    const std::byte* sl = x + offsetof(BlockIq4Xs, scales_l);
+    const std::byte* sh = x + offsetof(BlockIq4Xs, scales_h);
+    const __m512i l = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(load_as<int>(sl)),
+                                              _mm512_set1_epi32(load_as<int>(sl + kBlockBytes)));
+    const __m512i h = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(load_as<uint16_t>(sh)),
+                                              _mm512_set1_epi32(load_as<uint16_t>(sh + kBlockBytes)));
     const __m512i low = _mm512_and_si512(
         _mm512_srlv_epi32(l, _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28)), _mm512_set1_epi32(0xF));
     const __m512i high = _mm512_and_si512(
         _mm512_srlv_epi32(h, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14)), _mm512_set1_epi32(3));
     const __m512i ls = _mm512_sub_epi32(_mm512_or_si512(low, _mm512_slli_epi32(high, 4)), _mm512_set1_epi32(32));
-    const __m512 d4d8 = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(load_fp16(x) * p.d[0]),
-                                             _mm512_set1_ps(load_fp16(x + kBlockBytes) * p.d[1]));
+    const std::byte* dx = x + offsetof(BlockIq4Xs, d);
+    const __m512 d4d8 = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(load_fp16(dx) * p.d[0]),
+                                             _mm512_set1_ps(load_fp16(dx + kBlockBytes) * p.d[1]));
     return _mm512_mul_ps(_mm512_mul_ps(d4d8, _mm512_cvtepi32_ps(ls)), _mm512_cvtepi32_ps(sumi));
   }
 };

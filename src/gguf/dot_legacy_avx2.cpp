@@ -44,8 +44,9 @@ constexpr int8_t kMxfp4Plus12[16] = {12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10,
 float dot_q4_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
   float sumf = 0.0f;
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ4_0), y += sizeof(BlockQ8_0)) {
-    const int32_t sumi = dot_u_offset(nibbles_lo_hi(load16(x + 2)), load32(y + 2), 8);
-    sumf += to_f32(sumi) * load_fp16(x) * load_fp16(y);
+    const int32_t sumi =
+        dot_u_offset(nibbles_lo_hi(load16(x + offsetof(BlockQ4_0, qs))), load32(y + offsetof(BlockQ8_0, qs)), 8);
+    sumf += to_f32(sumi) * load_fp16(x + offsetof(BlockQ4_0, d)) * load_fp16(y + offsetof(BlockQ8_0, d));
   }
   return sumf;
 }
@@ -53,8 +54,9 @@ float dot_q4_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_block
 float dot_q4_1_q8_1_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
   float sumf = 0.0f;
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ4_1), y += sizeof(BlockQ8_1)) {
-    const int32_t sumi = dot_u(nibbles_lo_hi(load16(x + 4)), load32(y + 4));
-    sumf += load_fp16(x) * load_fp16(y) * to_f32(sumi) + load_fp16(x + 2) * load_fp16(y + 2);
+    const int32_t sumi = dot_u(nibbles_lo_hi(load16(x + offsetof(BlockQ4_1, qs))), load32(y + offsetof(BlockQ8_1, qs)));
+    sumf += load_fp16(x + offsetof(BlockQ4_1, d)) * load_fp16(y + offsetof(BlockQ8_1, d)) * to_f32(sumi) +
+            load_fp16(x + offsetof(BlockQ4_1, m)) * load_fp16(y + offsetof(BlockQ8_1, s));
   }
   return sumf;
 }
@@ -62,8 +64,9 @@ float dot_q4_1_q8_1_avx2(const std::byte* x, const std::byte* y, int64_t n_block
 float dot_q5_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
   float sumf = 0.0f;
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ5_0), y += sizeof(BlockQ8_0)) {
-    const int32_t sumi = dot_u_offset(q5_codes(x + 6, x + 2), load32(y + 2), 16);
-    sumf += load_fp16(x) * load_fp16(y) * to_f32(sumi);
+    const __m256i u = q5_codes(x + offsetof(BlockQ5_0, qs), x + offsetof(BlockQ5_0, qh));
+    const int32_t sumi = dot_u_offset(u, load32(y + offsetof(BlockQ8_0, qs)), 16);
+    sumf += load_fp16(x + offsetof(BlockQ5_0, d)) * load_fp16(y + offsetof(BlockQ8_0, d)) * to_f32(sumi);
   }
   return sumf;
 }
@@ -71,8 +74,10 @@ float dot_q5_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_block
 float dot_q5_1_q8_1_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
   float sumf = 0.0f;
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ5_1), y += sizeof(BlockQ8_1)) {
-    const int32_t sumi = dot_u(q5_codes(x + 8, x + 4), load32(y + 4));
-    sumf += load_fp16(x) * load_fp16(y) * to_f32(sumi) + load_fp16(x + 2) * load_fp16(y + 2);
+    const __m256i u = q5_codes(x + offsetof(BlockQ5_1, qs), x + offsetof(BlockQ5_1, qh));
+    const int32_t sumi = dot_u(u, load32(y + offsetof(BlockQ8_1, qs)));
+    sumf += load_fp16(x + offsetof(BlockQ5_1, d)) * load_fp16(y + offsetof(BlockQ8_1, d)) * to_f32(sumi) +
+            load_fp16(x + offsetof(BlockQ5_1, m)) * load_fp16(y + offsetof(BlockQ8_1, s));
   }
   return sumf;
 }
@@ -80,8 +85,8 @@ float dot_q5_1_q8_1_avx2(const std::byte* x, const std::byte* y, int64_t n_block
 float dot_q8_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
   float sumf = 0.0f;
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ8_0), y += sizeof(BlockQ8_0)) {
-    const int32_t sumi = dot_i8(load32(x + 2), load32(y + 2));
-    sumf += to_f32(sumi) * (load_fp16(x) * load_fp16(y));
+    const int32_t sumi = dot_i8(load32(x + offsetof(BlockQ8_0, qs)), load32(y + offsetof(BlockQ8_0, qs)));
+    sumf += to_f32(sumi) * (load_fp16(x + offsetof(BlockQ8_0, d)) * load_fp16(y + offsetof(BlockQ8_0, d)));
   }
   return sumf;
 }
@@ -89,8 +94,9 @@ float dot_q8_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_block
 float dot_iq4_nl_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
   float sumf = 0.0f;
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockIq4Nl), y += sizeof(BlockQ8_0)) {
-    const int32_t sumi = dot_i8(lookup16(kIq4nlValues, nibbles_lo_hi(load16(x + 2))), load32(y + 2));
-    sumf += load_fp16(y) * load_fp16(x) * to_f32(sumi);
+    const __m256i v = lookup16(kIq4nlValues, nibbles_lo_hi(load16(x + offsetof(BlockIq4Nl, qs))));
+    const int32_t sumi = dot_i8(v, load32(y + offsetof(BlockQ8_0, qs)));
+    sumf += load_fp16(y + offsetof(BlockQ8_0, d)) * load_fp16(x + offsetof(BlockIq4Nl, d)) * to_f32(sumi);
   }
   return sumf;
 }
@@ -98,8 +104,10 @@ float dot_iq4_nl_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blo
 float dot_mxfp4_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
   float sumf = 0.0f;
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockMxfp4), y += sizeof(BlockQ8_0)) {
-    const int32_t sumi = dot_u_offset(lookup16(kMxfp4Plus12, nibbles_lo_hi(load16(x + 1))), load32(y + 2), 12);
-    sumf += load_fp16(y) * e8m0_half(static_cast<uint8_t>(x[0])) * to_f32(sumi);
+    const __m256i u = lookup16(kMxfp4Plus12, nibbles_lo_hi(load16(x + offsetof(BlockMxfp4, qs))));
+    const int32_t sumi = dot_u_offset(u, load32(y + offsetof(BlockQ8_0, qs)), 12);
+    sumf += load_fp16(y + offsetof(BlockQ8_0, d)) * e8m0_half(static_cast<uint8_t>(x[offsetof(BlockMxfp4, e)])) *
+            to_f32(sumi);
   }
   return sumf;
 }

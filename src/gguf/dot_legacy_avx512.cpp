@@ -22,17 +22,6 @@ namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512) {
 
 namespace {
 
-// Table values plus 128, as unsigned codes.
-constexpr auto plus128(const int8_t (&v)[16]) {
-  struct T {
-    alignas(16) int8_t b[16];
-  } t{};
-  for (int i = 0; i < 16; ++i) t.b[i] = static_cast<int8_t>(static_cast<uint8_t>(v[i] + 128));
-  return t;
-}
-constexpr auto kIq4nlPlus128 = plus128(kIq4nlValues);
-constexpr auto kMxfp4Plus128 = plus128(kMxfp4Values);
-
 // 16 activation blocks of 32 quants (Q8_0 or Q8_1) as one terms() call reads them.
 struct Q8Blocks {
   alignas(64) int8_t qs[16][32];
@@ -49,16 +38,18 @@ FIXQ_GGUF_INLINE __m512i block_sums(const int8_t (*qs)[32]) {
   return sum_lanes_8x2(s);
 }
 
-// Activation blocks [chunk * 16, + blocks) of Q8_0 (d at 0, qs at 2) or Q8_1 (d, s, qs at 4).
+// Activation blocks [chunk * 16, + blocks) of Q8_0 (d, qs) or Q8_1 (d, s, qs).
 template <bool kQ8_1>
 void prepare_q8(const std::byte* y, int64_t chunk, int64_t blocks, Q8Blocks* p) {
   constexpr std::size_t kBytes = kQ8_1 ? sizeof(BlockQ8_1) : sizeof(BlockQ8_0);
+  constexpr std::size_t kD = kQ8_1 ? offsetof(BlockQ8_1, d) : offsetof(BlockQ8_0, d);
+  constexpr std::size_t kQs = kQ8_1 ? offsetof(BlockQ8_1, qs) : offsetof(BlockQ8_0, qs);
   y += static_cast<std::size_t>(chunk) * 16 * kBytes;
   for (int b = 0; b < 16; ++b, y += kBytes) {
     if (b < blocks) {
-      std::memcpy(p->qs[b], y + (kQ8_1 ? 4 : 2), 32);
-      p->d[b] = load_fp16(y);
-      p->s[b] = kQ8_1 ? load_fp16(y + 2) : 0.0f;
+      std::memcpy(p->qs[b], y + kQs, kQK);
+      p->d[b] = load_fp16(y + kD);
+      p->s[b] = kQ8_1 ? load_fp16(y + offsetof(BlockQ8_1, s)) : 0.0f;
     } else {
       std::memset(p->qs[b], 0, 32);
       p->d[b] = p->s[b] = 0.0f;
@@ -80,7 +71,9 @@ FIXQ_GGUF_INLINE __mmask64 q5_high_bits(const std::byte* qh0, const std::byte* q
   return static_cast<__mmask64>(load_as<uint32_t>(qh0) | (uint64_t{load_as<uint32_t>(qh1)} << 32));
 }
 
-// The fp16 fields at offsets 0 and 2 of 16 blocks, stride bytes apart.
+// Two adjacent fp16 fields (the first at x, the second at x + 2) of 16 blocks, stride
+// bytes apart: Q4_1's and Q5_1's d and m.
+static_assert(offsetof(BlockQ4_1, m) == offsetof(BlockQ4_1, d) + 2 && offsetof(BlockQ5_1, m) == offsetof(BlockQ5_1, d) + 2);
 FIXQ_GGUF_INLINE void fp16_pairs(const std::byte* x, int stride, __m512* d, __m512* m) {
   const __m512i w = gather_dwords(x, stride);
   *d = fp16_lanes_to_ps(w);
@@ -99,11 +92,11 @@ struct Q4_0 {
   // sumf += (float(sumi) * dx) * dy
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
     const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
-                                        const std::byte* b = x + 2 * k * kBlockBytes;
-                                        return nibbles_2x16(b + 2, b + kBlockBytes + 2);
+                                        const std::byte* b = x + 2 * k * kBlockBytes + offsetof(BlockQ4_0, qs);
+                                        return nibbles_2x16(b, b + kBlockBytes);
                                       }),
                                       p, 3);
-    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x, kBlockBytes));
+    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x + offsetof(BlockQ4_0, d), kBlockBytes));
     return _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sumi), dx), _mm512_load_ps(p.d));
   }
 };
@@ -116,11 +109,11 @@ struct Q4_1 {
   // sumf += (dx * dy) * float(sumi) + mx * sy
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
     const __m512i sumi = dot_codes(p, [x](int k) {
-      const std::byte* b = x + 2 * k * kBlockBytes;
-      return nibbles_2x16(b + 4, b + kBlockBytes + 4);
+      const std::byte* b = x + 2 * k * kBlockBytes + offsetof(BlockQ4_1, qs);
+      return nibbles_2x16(b, b + kBlockBytes);
     });
     __m512 dx, mx;
-    fp16_pairs(x, kBlockBytes, &dx, &mx);
+    fp16_pairs(x + offsetof(BlockQ4_1, d), kBlockBytes, &dx, &mx);
     return _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(dx, _mm512_load_ps(p.d)), _mm512_cvtepi32_ps(sumi)),
                          _mm512_mul_ps(mx, _mm512_load_ps(p.s)));
   }
@@ -135,12 +128,14 @@ struct Q5_0 {
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
     const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
                                         const std::byte* b = x + 2 * k * kBlockBytes;
-                                        const __m512i u = nibbles_2x16(b + 6, b + kBlockBytes + 6);
-                                        return _mm512_mask_add_epi8(u, q5_high_bits(b + 2, b + kBlockBytes + 2), u,
+                                        const std::byte* qs = b + offsetof(BlockQ5_0, qs);
+                                        const std::byte* qh = b + offsetof(BlockQ5_0, qh);
+                                        const __m512i u = nibbles_2x16(qs, qs + kBlockBytes);
+                                        return _mm512_mask_add_epi8(u, q5_high_bits(qh, qh + kBlockBytes), u,
                                                                     _mm512_set1_epi8(16));
                                       }),
                                       p, 4);
-    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x, kBlockBytes));
+    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x + offsetof(BlockQ5_0, d), kBlockBytes));
     return _mm512_mul_ps(_mm512_mul_ps(dx, _mm512_load_ps(p.d)), _mm512_cvtepi32_ps(sumi));
   }
 };
@@ -153,11 +148,13 @@ struct Q5_1 {
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
     const __m512i sumi = dot_codes(p, [x](int k) {
       const std::byte* b = x + 2 * k * kBlockBytes;
-      const __m512i u = nibbles_2x16(b + 8, b + kBlockBytes + 8);
-      return _mm512_mask_add_epi8(u, q5_high_bits(b + 4, b + kBlockBytes + 4), u, _mm512_set1_epi8(16));
+      const std::byte* qs = b + offsetof(BlockQ5_1, qs);
+      const std::byte* qh = b + offsetof(BlockQ5_1, qh);
+      const __m512i u = nibbles_2x16(qs, qs + kBlockBytes);
+      return _mm512_mask_add_epi8(u, q5_high_bits(qh, qh + kBlockBytes), u, _mm512_set1_epi8(16));
     });
     __m512 dx, mx;
-    fp16_pairs(x, kBlockBytes, &dx, &mx);
+    fp16_pairs(x + offsetof(BlockQ5_1, d), kBlockBytes, &dx, &mx);
     return _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(dx, _mm512_load_ps(p.d)), _mm512_cvtepi32_ps(sumi)),
                          _mm512_mul_ps(mx, _mm512_load_ps(p.s)));
   }
@@ -171,13 +168,13 @@ struct Q8_0 {
   // sumf += float(sumi) * (dx * dy)
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
     const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
-                                        const std::byte* b = x + 2 * k * kBlockBytes;
-                                        const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load32(b + 2)),
-                                                                             load32(b + kBlockBytes + 2), 1);
+                                        const std::byte* b = x + 2 * k * kBlockBytes + offsetof(BlockQ8_0, qs);
+                                        const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load32(b)),
+                                                                             load32(b + kBlockBytes), 1);
                                         return _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
                                       }),
                                       p, 7);
-    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x, kBlockBytes));
+    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x + offsetof(BlockQ8_0, d), kBlockBytes));
     return _mm512_mul_ps(_mm512_cvtepi32_ps(sumi), _mm512_mul_ps(dx, _mm512_load_ps(p.d)));
   }
 };
@@ -190,21 +187,14 @@ struct Iq4Nl {
   // sumf += (dy * dx) * float(sumi)
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
     const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
-                                        const std::byte* b = x + 2 * k * kBlockBytes;
-                                        return lookup16(kIq4nlPlus128.b, nibbles_2x16(b + 2, b + kBlockBytes + 2));
+                                        const std::byte* b = x + 2 * k * kBlockBytes + offsetof(BlockIq4Nl, qs);
+                                        return lookup16(kIq4nlPlus128.b, nibbles_2x16(b, b + kBlockBytes));
                                       }),
                                       p, 7);
-    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x, kBlockBytes));
+    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x + offsetof(BlockIq4Nl, d), kBlockBytes));
     return _mm512_mul_ps(_mm512_mul_ps(_mm512_load_ps(p.d), dx), _mm512_cvtepi32_ps(sumi));
   }
 };
-
-// e8m0_half on 16 lanes of E8M0 codes e: 2^(e - 128), a float32 subnormal for e < 2.
-FIXQ_GGUF_INLINE __m512 e8m0_half_lanes(__m512i e) {
-  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
-  const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
-  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(2)), normal, subnormal));
-}
 
 struct Mxfp4 {
   static constexpr std::size_t kBlockBytes = sizeof(BlockMxfp4);
@@ -214,27 +204,15 @@ struct Mxfp4 {
   // sumf += (dy * dx) * float(sumi), dx = 2^(e - 128)
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
     const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
-                                        const std::byte* b = x + 2 * k * kBlockBytes;
-                                        return lookup16(kMxfp4Plus128.b, nibbles_2x16(b + 1, b + kBlockBytes + 1));
+                                        const std::byte* b = x + 2 * k * kBlockBytes + offsetof(BlockMxfp4, qs);
+                                        return lookup16(kMxfp4Plus128.b, nibbles_2x16(b, b + kBlockBytes));
                                       }),
                                       p, 7);
-    const __m512 dx = e8m0_half_lanes(_mm512_and_si512(gather_dwords(x, kBlockBytes), _mm512_set1_epi32(0xFF)));
+    const __m512i e = _mm512_and_si512(gather_dwords(x + offsetof(BlockMxfp4, e), kBlockBytes), _mm512_set1_epi32(0xFF));
+    const __m512 dx = e8m0_half_lanes(e);
     return _mm512_mul_ps(_mm512_mul_ps(_mm512_load_ps(p.d), dx), _mm512_cvtepi32_ps(sumi));
   }
 };
-
-// ue4m3_half on 16 lanes of UE4M3 codes (bit 7 ignored; 0 and 0x7F give 0): m * 2^-10 for
-// exponent 0, else (8 + m) * 2^(e - 11) = (1 + m / 8) * 2^(e - 8), built from its bits.
-FIXQ_GGUF_INLINE __m512 ue4m3_half_lanes(__m512i c) {
-  const __m512i e = _mm512_and_si512(_mm512_srli_epi32(c, 3), _mm512_set1_epi32(0xF));
-  const __m512i m = _mm512_and_si512(c, _mm512_set1_epi32(7));
-  const __m512i normal = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(119)), 23),
-                                         _mm512_slli_epi32(m, 20));
-  const __m512 subnormal = _mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(0x1p-10f));
-  const __m512 v = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()), _mm512_castsi512_ps(normal),
-                                        subnormal);
-  return _mm512_maskz_mov_ps(_mm512_cmpneq_epi32_mask(c, _mm512_set1_epi32(0x7F)), v);
-}
 
 // NVFP4 against pairs of Q8_0 blocks: four 64-element blocks per call, four 16-element
 // sub-blocks each (128-bit lane s: sub-block s's 8 low nibbles, then its 8 high ones).
@@ -253,11 +231,11 @@ struct Nvfp4 {
     for (int b = 0; b < 8; ++b, y += sizeof(BlockQ8_0)) {
       const bool real = b < 2 * blocks;
       if (real) {
-        std::memcpy(p->qs[b / 2] + 32 * (b % 2), y + 2, 32);
+        std::memcpy(p->qs[b / 2] + kQK * (b % 2), y + offsetof(BlockQ8_0, qs), kQK);
       } else {
-        std::memset(p->qs[b / 2] + 32 * (b % 2), 0, 32);
+        std::memset(p->qs[b / 2] + kQK * (b % 2), 0, kQK);
       }
-      p->d[2 * b] = p->d[2 * b + 1] = real ? load_fp16(y) : 0.0f;
+      p->d[2 * b] = p->d[2 * b + 1] = real ? load_fp16(y + offsetof(BlockQ8_0, d)) : 0.0f;
     }
     __m512i s[4];
     for (int k = 0; k < 4; ++k)
@@ -269,13 +247,16 @@ struct Nvfp4 {
     __m512i s[4];
     for (int k = 0; k < 4; ++k) {
       const __m512i z = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3),
-                                                 _mm512_castsi256_si512(load32(x + k * kBlockBytes + 4)));
+                                                 _mm512_castsi256_si512(load32(x + k * kBlockBytes + offsetof(BlockNvfp4, qs))));
       const __m512i codes = _mm512_and_si512(_mm512_mask_srli_epi16(z, 0xF0F0F0F0u, z, 4), _mm512_set1_epi8(0x0F));
       s[k] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lookup16(kMxfp4Plus128.b, codes), _mm512_load_si512(p.qs[k]));
     }
     const __m512i sumi = _mm512_sub_epi32(sum_lanes_4x4(s), _mm512_slli_epi32(_mm512_load_si512(p.sum), 7));
-    const __m128i codes = _mm_setr_epi32(load_as<int>(x), load_as<int>(x + kBlockBytes), load_as<int>(x + 2 * kBlockBytes),
-                                         load_as<int>(x + 3 * kBlockBytes));
+    // The four d bytes of each block, one int32 lane per block.
+    static_assert(sizeof(BlockNvfp4::d) == 4);
+    const std::byte* d = x + offsetof(BlockNvfp4, d);
+    const __m128i codes = _mm_setr_epi32(load_as<int>(d), load_as<int>(d + kBlockBytes), load_as<int>(d + 2 * kBlockBytes),
+                                         load_as<int>(d + 3 * kBlockBytes));
     const __m512 dsub = ue4m3_half_lanes(_mm512_cvtepu8_epi32(codes));
     return _mm512_mul_ps(_mm512_mul_ps(_mm512_load_ps(p.d), dsub), _mm512_cvtepi32_ps(sumi));
   }

@@ -40,8 +40,8 @@ __m256i nvfp4_codes(const std::byte* q) {
 __m256i iq4_xs_scales(const std::byte* block) {
   uint16_t h;
   uint32_t l;
-  __builtin_memcpy(&h, block + 2, sizeof h);
-  __builtin_memcpy(&l, block + 4, sizeof l);
+  __builtin_memcpy(&h, block + offsetof(BlockIq4Xs, scales_h), sizeof h);
+  __builtin_memcpy(&l, block + offsetof(BlockIq4Xs, scales_l), sizeof l);
   const __m256i low = _mm256_and_si256(
       _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(l)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
       _mm256_set1_epi32(0xF));
@@ -71,12 +71,12 @@ __m256i sum_lanes8(const __m256i* v) {
 
 void dequantize_iq4_xs_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockIq4Xs), y += kQK_K) {
-    const float d = load_fp16(in);
+    const float d = load_fp16(in + offsetof(BlockIq4Xs, d));
     alignas(32) int32_t ls[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(ls), iq4_xs_scales(in));
-    for (int ib = 0; ib < kQK_K / 32; ++ib) {
+    for (int ib = 0; ib < kQK_K / 32; ++ib) {  // qs: 16 bytes per sub-block of 32
       const __m256 dl = _mm256_set1_ps(d * to_f32(ls[ib]));
-      const __m256i v = lookup16(kIq4nlValues, nibbles_lo_hi(load16(in + 8 + 16 * ib)));
+      const __m256i v = lookup16(kIq4nlValues, nibbles_lo_hi(load16(in + offsetof(BlockIq4Xs, qs) + 16 * ib)));
       store32_two_scales(y + 32 * ib, v, dl, dl);
     }
   }
@@ -88,9 +88,11 @@ float dot_iq4_xs_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blo
   float sumf = 0.0f;
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockIq4Xs), y += sizeof(BlockQ8_K)) {
     __m256i partial[8];
-    for (int ib = 0; ib < kQK_K / 32; ++ib)
-      partial[ib] = dot_i8_lanes(lookup16(kIq4nlValues, nibbles_lo_hi(load16(x + 8 + 16 * ib))), load32(y + 4 + 32 * ib));
-    const __m256 d4d8 = _mm256_set1_ps(load_fp16(x) * load_f32(y));
+    for (int ib = 0; ib < kQK_K / 32; ++ib) {  // x's qs: 16 bytes per sub-block of 32
+      const __m256i v = lookup16(kIq4nlValues, nibbles_lo_hi(load16(x + offsetof(BlockIq4Xs, qs) + 16 * ib)));
+      partial[ib] = dot_i8_lanes(v, load32(y + offsetof(BlockQ8_K, qs) + 32 * ib));
+    }
+    const __m256 d4d8 = _mm256_set1_ps(load_fp16(x + offsetof(BlockIq4Xs, d)) * load_f32(y + offsetof(BlockQ8_K, d)));
     const __m256 dl = _mm256_mul_ps(d4d8, _mm256_cvtepi32_ps(iq4_xs_scales(x)));
     alignas(32) float terms[8];
     _mm256_store_ps(terms, _mm256_mul_ps(dl, _mm256_cvtepi32_ps(sum_lanes8(partial))));
@@ -101,9 +103,9 @@ float dot_iq4_xs_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blo
 
 void dequantize_nvfp4_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockNvfp4), y += kQKNvfp4) {
-    const auto* d = reinterpret_cast<const uint8_t*>(in);
-    for (int t = 0; t < 2; ++t) {  // sub-blocks 2t and 2t + 1
-      const __m256i v = lookup16(kMxfp4Values, nvfp4_codes(in + 4 + 16 * t));
+    const auto* d = reinterpret_cast<const uint8_t*>(in + offsetof(BlockNvfp4, d));
+    for (int t = 0; t < 2; ++t) {  // sub-blocks 2t and 2t + 1: 16 qs bytes
+      const __m256i v = lookup16(kMxfp4Values, nvfp4_codes(in + offsetof(BlockNvfp4, qs) + 16 * t));
       store32_two_scales(y + 32 * t, v, _mm256_set1_ps(kUe4m3Half[d[2 * t]]), _mm256_set1_ps(kUe4m3Half[d[2 * t + 1]]));
     }
   }
@@ -116,8 +118,8 @@ float dot_nvfp4_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_bloc
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockNvfp4), y += 2 * sizeof(BlockQ8_0)) {
     __m256i s[2];
     for (int t = 0; t < 2; ++t) {
-      const __m256i u = lookup16(kE2m1Plus12, nvfp4_codes(x + 4 + 16 * t));
-      const __m256i q8 = load32(y + t * sizeof(BlockQ8_0) + 2);
+      const __m256i u = lookup16(kE2m1Plus12, nvfp4_codes(x + offsetof(BlockNvfp4, qs) + 16 * t));
+      const __m256i q8 = load32(y + t * sizeof(BlockQ8_0) + offsetof(BlockQ8_0, qs));
       const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(u, q8), _mm256_maddubs_epi16(twelve, q8));
       s[t] = _mm256_madd_epi16(pairs, ones);  // lanes 0-3: sub-block 2t, lanes 4-7: 2t + 1
     }
@@ -127,9 +129,9 @@ float dot_nvfp4_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_bloc
     const __m128i lo = _mm256_castsi256_si128(h), hi = _mm256_extracti128_si256(h, 1);
     const int32_t sumi[4] = {_mm_cvtsi128_si32(lo), _mm_cvtsi128_si32(hi), _mm_extract_epi32(lo, 1),
                              _mm_extract_epi32(hi, 1)};
-    const auto* d = reinterpret_cast<const uint8_t*>(x);
+    const auto* d = reinterpret_cast<const uint8_t*>(x + offsetof(BlockNvfp4, d));
     for (int sb = 0; sb < 4; ++sb)
-      sumf += load_fp16(y + (sb / 2) * sizeof(BlockQ8_0)) * kUe4m3Half[d[sb]] * to_f32(sumi[sb]);
+      sumf += load_fp16(y + (sb / 2) * sizeof(BlockQ8_0) + offsetof(BlockQ8_0, d)) * kUe4m3Half[d[sb]] * to_f32(sumi[sb]);
   }
   return sumf;
 }

@@ -81,8 +81,8 @@ void quantize_q8_0_avx2(const float* x, int64_t n_blocks, std::byte* out) {
     const uint16_t dh = fp32_to_fp16(d);
     int32_t sum;
     const __m256i q = q8_codes(x, id, &sum);
-    __builtin_memcpy(out, &dh, sizeof dh);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2), q);
+    __builtin_memcpy(out + offsetof(BlockQ8_0, d), &dh, sizeof dh);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + offsetof(BlockQ8_0, qs)), q);
   }
 }
 
@@ -96,9 +96,10 @@ void quantize_q8_1_avx2(const float* x, int64_t n_blocks, std::byte* out) {
     }
     int32_t sum;
     const __m256i q = q8_codes(x, id, &sum);
-    const uint16_t fields[2] = {fp32_to_fp16(d), fp32_to_fp16(static_cast<float>(sum) * d)};
-    __builtin_memcpy(out, fields, sizeof fields);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 4), q);
+    const uint16_t dh = fp32_to_fp16(d), sh = fp32_to_fp16(static_cast<float>(sum) * d);
+    __builtin_memcpy(out + offsetof(BlockQ8_1, d), &dh, sizeof dh);
+    __builtin_memcpy(out + offsetof(BlockQ8_1, s), &sh, sizeof sh);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + offsetof(BlockQ8_1, qs)), q);
   }
 }
 
@@ -124,11 +125,11 @@ void quantize_q8_k_avx2(const float* x, int64_t n_blocks, std::byte* out) {
       for (int k = 0; k < 4; ++k) q[k] = _mm256_min_epi32(cap, nearest(_mm256_mul_ps(_mm256_loadu_ps(x + j + 8 * k), vs)));
       bsums[j / 16] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(q[0], q[1])));
       bsums[j / 16 + 1] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(q[2], q[3])));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 4 + j), pack_i8(q[0], q[1], q[2], q[3]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + offsetof(BlockQ8_K, qs) + j), pack_i8(q[0], q[1], q[2], q[3]));
     }
     const float d = 1.0f / iscale;
-    __builtin_memcpy(out, &d, sizeof d);
-    __builtin_memcpy(out + 260, bsums, sizeof bsums);
+    __builtin_memcpy(out + offsetof(BlockQ8_K, d), &d, sizeof d);
+    __builtin_memcpy(out + offsetof(BlockQ8_K, bsums), bsums, sizeof bsums);
   }
 }
 

@@ -36,19 +36,20 @@ __m256i tq1_digit_of(__m256i q) {
 // block at b, in element order (layout in blocks.h).
 template <class F>
 void tq1_digits(const std::byte* b, F&& f) {
-  __m256i q = load32(b);  // qs[0..31], digit n = elements 32n + m
+  const std::byte* qs = b + offsetof(BlockTq1_0, qs);
+  __m256i q = load32(qs);  // qs[0..31], digit n = elements 32n + m
   for (int n = 0; n < 5; ++n) {
     f(n, tq1_digit_of(q));
     q = times3(q);
   }
-  const __m128i r = load16(b + 32);  // qs[32..47], digit n = elements 160 + 16n + m
+  const __m128i r = load16(qs + 32);  // qs[32..47], digit n = elements 160 + 16n + m
   __m256i p = _mm256_set_m128i(times3(r), r);
   f(5, tq1_digit_of(p));  // digits 0, 1: elements 160 ... 191
   p = times3(times3(p));
   f(6, tq1_digit_of(p));  // digits 2, 3: elements 192 ... 223
   p = times3(times3(p));  // low half: digit 4, elements 224 ... 239
   uint32_t w;
-  __builtin_memcpy(&w, b + 48, sizeof w);  // qh[0..3], digit n = elements 240 + 4n + j
+  __builtin_memcpy(&w, b + offsetof(BlockTq1_0, qh), sizeof w);  // qh[0..3], digit n = elements 240 + 4n + j
   const __m128i h0 = _mm_set1_epi32(static_cast<int>(w)), h1 = times3(h0), h2 = times3(h1), h3 = times3(h2);
   const __m128i h = _mm_blend_epi32(_mm_blend_epi32(_mm_blend_epi32(h0, h1, 0x2), h2, 0x4), h3, 0x8);
   f(7, tq1_digit_of(_mm256_set_m128i(h, _mm256_castsi256_si128(p))));
@@ -58,8 +59,8 @@ void tq1_digits(const std::byte* b, F&& f) {
 // TQ2_0 block at b: byte 32c + m holds element 128c + 32n + m at bits 2n.
 template <class F>
 void tq2_codes(const std::byte* b, F&& f) {
-  for (int c = 0; c < 2; ++c) {
-    const __m256i q = load32(b + 32 * c);
+  for (int c = 0; c < 2; ++c) {  // qs: 32 bytes per 128 elements
+    const __m256i q = load32(b + offsetof(BlockTq2_0, qs) + 32 * c);
     // A 16-bit shift by at most 6 leaves the two low bits of each byte from that byte.
     for (int n = 0; n < 4; ++n)
       f(4 * c + n, _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2 * n)), _mm256_set1_epi8(3)));
@@ -84,14 +85,14 @@ __m256i ternary_pairs(__m256i u, __m256i y) {
 
 void dequantize_tq1_0_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockTq1_0), y += kQK_K) {
-    const __m256 d = _mm256_set1_ps(load_fp16(in + 52));
+    const __m256 d = _mm256_set1_ps(load_fp16(in + offsetof(BlockTq1_0, d)));
     tq1_digits(in, [&](int k, __m256i u) { store32_ternary(y + 32 * k, u, d); });
   }
 }
 
 void dequantize_tq2_0_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockTq2_0), y += kQK_K) {
-    const __m256 d = _mm256_set1_ps(load_fp16(in + 64));
+    const __m256 d = _mm256_set1_ps(load_fp16(in + offsetof(BlockTq2_0, d)));
     tq2_codes(in, [&](int k, __m256i u) { store32_ternary(y + 32 * k, u, d); });
   }
 }
@@ -100,9 +101,10 @@ float dot_tq1_0_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_bloc
   float sumf = 0.0f;
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockTq1_0), y += sizeof(BlockQ8_K)) {
     __m256i acc = _mm256_setzero_si256();
-    tq1_digits(x, [&](int k, __m256i u) { acc = _mm256_add_epi16(acc, ternary_pairs(u, load32(y + 4 + 32 * k))); });
+    const std::byte* q8 = y + offsetof(BlockQ8_K, qs);
+    tq1_digits(x, [&](int k, __m256i u) { acc = _mm256_add_epi16(acc, ternary_pairs(u, load32(q8 + 32 * k))); });
     const int32_t sumi = hsum_i32(_mm256_madd_epi16(acc, _mm256_set1_epi16(1)));
-    sumf += to_f32(sumi) * (load_fp16(x + 52) * load_f32(y));
+    sumf += to_f32(sumi) * (load_fp16(x + offsetof(BlockTq1_0, d)) * load_f32(y + offsetof(BlockQ8_K, d)));
   }
   return sumf;
 }
@@ -111,9 +113,10 @@ float dot_tq2_0_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_bloc
   float sumf = 0.0f;
   for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockTq2_0), y += sizeof(BlockQ8_K)) {
     __m256i acc = _mm256_setzero_si256();
-    tq2_codes(x, [&](int k, __m256i u) { acc = _mm256_add_epi16(acc, ternary_pairs(u, load32(y + 4 + 32 * k))); });
+    const std::byte* q8 = y + offsetof(BlockQ8_K, qs);
+    tq2_codes(x, [&](int k, __m256i u) { acc = _mm256_add_epi16(acc, ternary_pairs(u, load32(q8 + 32 * k))); });
     const int32_t sumi = hsum_i32(_mm256_madd_epi16(acc, _mm256_set1_epi16(1)));
-    sumf += to_f32(sumi) * (load_f32(y) * load_fp16(x + 64));
+    sumf += to_f32(sumi) * (load_f32(y + offsetof(BlockQ8_K, d)) * load_fp16(x + offsetof(BlockTq2_0, d)));
   }
   return sumf;
 }
