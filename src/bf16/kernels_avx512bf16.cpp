@@ -7,6 +7,7 @@
 // a K block continues from the partial sums stored in C, which is exact (a float32 store
 // and load), so each output still steps through its pairs in order.
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -74,10 +75,13 @@ constexpr int64_t kMr = 8;    // rows per register tile
 template <int MR>
 void tile(const uint32_t* a, const uint32_t* panel, int64_t pairs, bool first, float* c, int64_t ldc, __mmask16 m0,
           __mmask16 m1, const float* next_c) {
+  // Addresses formed as integers: the second line of a narrow last panel may lie past the
+  // output, which a prefetch may touch but pointer arithmetic may not reach.
   if (next_c != nullptr)
     for (int r = 0; r < kMr; ++r) {
-      _mm_prefetch(reinterpret_cast<const char*>(next_c + r * ldc), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(next_c + r * ldc + 16), _MM_HINT_T0);
+      const uintptr_t row = reinterpret_cast<uintptr_t>(next_c) + sizeof(float) * static_cast<uintptr_t>(r * ldc);
+      _mm_prefetch(reinterpret_cast<const char*>(row), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(row + 64), _MM_HINT_T0);
     }
   __m512 acc[MR][2];
 #pragma GCC unroll 8
