@@ -37,7 +37,7 @@ namespace {
 constexpr int kLanes = 16;
 constexpr int64_t kUnpackRows = 8;
 
-// Where code j of a word of Bits-bit codes is read from: the word shifted right by
+// Where unpack_group reads code j of a word of Bits-bit codes: the word shifted right by
 // shift(j), at bit pos(j) (0 or kHigh). kHigh + Bits <= 23 keeps the code inside the
 // mantissa; 16 for 2- and 4-bit codes (so codes j and j + per/2 share a shift), 8 for
 // 8-bit codes (codes 0, 1 from the word, 2, 3 from the word shifted by 16).
