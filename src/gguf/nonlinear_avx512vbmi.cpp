@@ -23,6 +23,8 @@
 // block's) codes: the low nibbles in `lo`, the high ones in `hi`. The activation quants are
 // copied once per call into the same order (prepare), so that the lane's four int32 sums of
 // vpdpbusd(lo) + vpdpbusd(hi) belong to that block alone.
+#include <bit>
+
 #include "gguf/avx512_util.h"
 #include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
@@ -60,13 +62,21 @@ FIXQ_GGUF_INLINE __m512i dot_halves(__m512i lo, __m512i hi, const int8_t* y_lo, 
   return _mm512_dpbusd_epi32(s, hi, _mm512_load_si512(y_hi));
 }
 
-// 128 * the int32 lane sums of four vectors of 64 int8 (lane L of v[k]: 16 bytes of group
-// 4k + L), lane j for group j: the offset term of the unsigned codes.
-FIXQ_GGUF_INLINE __m512i sums_times_128(const int8_t (*lo)[64], const int8_t (*hi)[64]) {
+// 128 * the sums of groups of 32 int8: group 4k + L is lane L (16 bytes) of lo[k] and of
+// hi[k]; lane j of the result for group j: the offset term of the unsigned codes.
+FIXQ_GGUF_INLINE __m512i sums_times_128(const __m512i* lo, const __m512i* hi) {
   __m512i s[4];
   const __m512i ones = _mm512_set1_epi8(1);
-  for (int k = 0; k < 4; ++k) s[k] = dot_halves(ones, ones, lo[k], hi[k]);
+  for (int k = 0; k < 4; ++k) s[k] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, lo[k]), ones, hi[k]);
   return _mm512_slli_epi32(sum_lanes_4x4(s), 7);
+}
+FIXQ_GGUF_INLINE __m512i sums_times_128(const int8_t (*lo)[64], const int8_t (*hi)[64]) {
+  __m512i l[4], h[4];
+  for (int k = 0; k < 4; ++k) {
+    l[k] = _mm512_load_si512(lo[k]);
+    h[k] = _mm512_load_si512(hi[k]);
+  }
+  return sums_times_128(l, h);
 }
 
 // ---- IQ4_NL and MXFP4: 16 blocks of 32 per terms() call, against 16 Q8_0 blocks.
@@ -80,8 +90,42 @@ struct Q8Halves {
   alignas(64) int32_t sum128[16];  // 128 * the sum of each block's quants
 };
 
+// 128 bytes at p as the two tables of vpermi2b.
+struct Window {
+  __m512i a, b;
+  [[gnu::always_inline]] explicit Window(const std::byte* p) : a(load64(p)), b(load64(p + 64)) {}
+  [[gnu::always_inline]] __m512i pick(const ByteIndex& index) const { return _mm512_permutex2var_epi8(a, load_index(index), b); }
+  [[gnu::always_inline]] __m512i pick(__mmask64 k, const ByteIndex& index) const {
+    return _mm512_maskz_permutex2var_epi8(k, a, load_index(index), b);
+  }
+};
+
+// Four Q8_0 blocks (136 bytes) seen through two windows: [0, 128) and [8, 136).
+constexpr int kQ8_0 = static_cast<int>(sizeof(BlockQ8_0)), kQ8_0Qs = static_cast<int>(offsetof(BlockQ8_0, qs));
+static_assert(4 * kQ8_0 == 136 && offsetof(BlockQ8_0, d) == 0);
+
+// Quants 0..15 of block k (of four) into lane k (window [0, 128)), quants 16..31 (window [8, 136)).
+constexpr ByteIndex kQ8LowHalves = byte_index([](int i) { return (i / 16) * kQ8_0 + kQ8_0Qs + i % 16; });
+constexpr ByteIndex kQ8HighHalves = byte_index([](int i) { return (i / 16) * kQ8_0 + kQ8_0Qs + 16 + i % 16 - 8; });
+// Byte 8g + 2k + i: byte i of block k's d (window [0, 128) of group g), for the fp16 of block 4g + k.
+constexpr ByteIndex kQ8Scales = byte_index([](int i) { return (i % 8) / 2 * kQ8_0 + i % 2; });
+
 void prepare_q8_0(const std::byte* y, int64_t chunk, int64_t blocks, Q8Halves* p) {
   y += static_cast<std::size_t>(chunk) * 16 * sizeof(BlockQ8_0);
+  if (blocks == 16) {  // 544 bytes, read whole
+    __m512i lo[4], hi[4], d16 = _mm512_setzero_si512();
+    for (int g = 0; g < 4; ++g) {
+      const Window w(y + 4 * g * kQ8_0), w8(y + 4 * g * kQ8_0 + 8);
+      lo[g] = w.pick(kQ8LowHalves);
+      hi[g] = w8.pick(kQ8HighHalves);
+      d16 = _mm512_or_si512(d16, w.pick(__mmask64{0xFF} << (8 * g), kQ8Scales));
+      _mm512_store_si512(p->lo[g], lo[g]);
+      _mm512_store_si512(p->hi[g], hi[g]);
+    }
+    _mm512_store_ps(p->d, _mm512_cvtph_ps(_mm512_castsi512_si256(d16)));
+    _mm512_store_si512(p->sum128, sums_times_128(lo, hi));
+    return;
+  }
   for (int b = 0; b < 16; ++b, y += sizeof(BlockQ8_0)) {
     int8_t* lo = p->lo[b / 4] + 16 * (b % 4);
     int8_t* hi = p->hi[b / 4] + 16 * (b % 4);
@@ -185,6 +229,35 @@ struct Nvfp4Halves {
   alignas(64) int32_t sum128[16];  // 128 * the sum of each sub-block's 16 quants
 };
 
+// ue4m3_half (ggml_arith.h) by vpermi2b: every value is a bfloat16 (at most 3 mantissa
+// bits), so byte 2 and byte 3 of its float come from two 128-entry tables indexed by the
+// code's low 7 bits. ue4m3_half ignores bit 7 except that 0x7F is 0 and 0xFF is 240: entry
+// 0x7F holds 240, and the code 0x7F is zeroed by a compare.
+struct Ue4m3Tables {
+  alignas(64) uint8_t byte2[128];
+  alignas(64) uint8_t byte3[128];
+};
+constexpr Ue4m3Tables kUe4m3Bf16 = [] {
+  Ue4m3Tables t{};
+  for (int c = 0; c < 128; ++c) {
+    const auto bits = std::bit_cast<uint32_t>(kUe4m3Half[static_cast<std::size_t>(c == 0x7F ? 0xFF : c)]);
+    if ((bits & 0xFFFF) != 0) throw "not a bfloat16";  // compile-time check
+    t.byte2[c] = static_cast<uint8_t>(bits >> 16);
+    t.byte3[c] = static_cast<uint8_t>(bits >> 24);
+  }
+  return t;
+}();
+
+// ue4m3_half of the codes in bytes 2 and 3 of each int32 lane (both bytes the same code).
+FIXQ_GGUF_INLINE __m512 ue4m3_half_bf16(__m512i codes) {
+  const __mmask64 valid = ~_mm512_cmpeq_epi8_mask(codes, _mm512_set1_epi8(0x7F));  // SIMDe 0.7: no cmpneq_epi8
+  const __m512i lo = _mm512_maskz_permutex2var_epi8(valid & 0x4444444444444444ull, _mm512_load_si512(kUe4m3Bf16.byte2),
+                                                    codes, _mm512_load_si512(kUe4m3Bf16.byte2 + 64));
+  const __m512i hi = _mm512_maskz_permutex2var_epi8(valid & 0x8888888888888888ull, _mm512_load_si512(kUe4m3Bf16.byte3),
+                                                    codes, _mm512_load_si512(kUe4m3Bf16.byte3 + 64));
+  return _mm512_castsi512_ps(_mm512_or_si512(lo, hi));
+}
+
 // The 16 sub-block sums of two vectors of two blocks each: sub-block s of a block has the
 // int32 lanes 2s and 2s + 1 of its 256-bit half.
 FIXQ_GGUF_INLINE __m512i sum_lane_pairs(__m512i a, __m512i b) {
@@ -202,12 +275,43 @@ struct Nvfp4 {
   // Byte 32k + i of the code vector of two blocks: qs[i] of block k.
   static constexpr ByteIndex kQsIndex = byte_index(
       [](int i) { return (i / 32) * static_cast<int>(sizeof(BlockNvfp4)) + static_cast<int>(offsetof(BlockNvfp4, qs)) + i % 32; });
-  // Byte 4l of the scale vector (int32 lane l = 4 (2h + k) + s): d[s] of block k of pair h.
+  // Bytes 4l + 2, 4l + 3 of the scale vector (int32 lane l = 4 (2h + k) + s): d[s] of block
+  // k of pair h (the index of the UE4M3 tables below).
   static constexpr ByteIndex kDIndex = byte_index(
       [](int i) { return (i / 16) % 2 * static_cast<int>(sizeof(BlockNvfp4)) + static_cast<int>(offsetof(BlockNvfp4, d)) + (i / 4) % 4; });
 
+  // lo[h] byte 32k + 8s + j from the four Q8_0 blocks of NVFP4 blocks 2h, 2h + 1 (window
+  // [0, 128)); hi[h] from the window [8, 136) with the same index, 8 quants further on.
+  static constexpr ByteIndex kQ8Index = byte_index([](int i) {
+    const int k = i / 32, s = (i / 8) % 4, j = i % 8;
+    return (2 * k + s / 2) * kQ8_0 + kQ8_0Qs + 16 * (s % 2) + j;
+  });
+  // Bytes 2w, 2w + 1 (word w = 4k + s, k < 2): the d of the Q8_0 block of sub-block s of
+  // NVFP4 block k of a pair (window [0, 128)).
+  static constexpr ByteIndex kQ8Scales = byte_index([](int i) {
+    const int w = (i / 2) % 8, k = w / 4, s = w % 4;
+    return (2 * k + s / 2) * kQ8_0 + i % 2;
+  });
+
   static void prepare(const std::byte* y, int64_t chunk, int64_t blocks, Prepared* p) {
     y += static_cast<std::size_t>(chunk) * 8 * sizeof(BlockQ8_0);
+    if (blocks == kChunk) {  // 272 bytes, read whole
+      __m512i lo[2], hi[2], d16 = _mm512_setzero_si512();
+      for (int h = 0; h < 2; ++h) {
+        const Window w(y + 4 * h * kQ8_0), w8(y + 4 * h * kQ8_0 + 8);
+        lo[h] = w.pick(kQ8Index);
+        hi[h] = w8.pick(kQ8Index);
+        d16 = _mm512_or_si512(d16, w.pick(__mmask64{0xFFFF} << (16 * h), kQ8Scales));
+        _mm512_store_si512(p->lo[h], lo[h]);
+        _mm512_store_si512(p->hi[h], hi[h]);
+      }
+      _mm512_store_ps(p->d, _mm512_cvtph_ps(_mm512_castsi512_si256(d16)));
+      const __m512i ones = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
+      const __m512i sums = sum_lane_pairs(_mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, ones, lo[0]), ones, hi[0]),
+                                          _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, ones, lo[1]), ones, hi[1]));
+      _mm512_store_si512(p->sum128, _mm512_slli_epi32(sums, 7));
+      return;
+    }
     for (int b = 0; b < 8; ++b, y += sizeof(BlockQ8_0)) {  // Q8_0 block b: sub-blocks 2b, 2b + 1
       const bool real = b < 2 * blocks;
       const int k = b / 2;  // the NVFP4 block of the chunk
@@ -243,10 +347,10 @@ struct Nvfp4 {
     }
     const __m512i sumi = _mm512_sub_epi32(sum_lane_pairs(acc[0], acc[1]), _mm512_load_si512(p.sum128));
     const __m512i d_index = load_index(kDIndex);
-    constexpr __mmask64 kLaneBytes = 0x1111111111111111ull;  // byte 0 of each int32 lane
-    const __m512i codes = _mm512_mask_permutexvar_epi8(_mm512_maskz_permutexvar_epi8(kLaneBytes & 0xFFFFFFFFull, d_index, first64[0]),
-                                                       kLaneBytes & ~0xFFFFFFFFull, d_index, first64[1]);
-    const __m512 dsub = ue4m3_half_lanes(codes);
+    constexpr __mmask64 kHigh16 = 0xCCCCCCCCCCCCCCCCull;  // bytes 2, 3 of each int32 lane
+    const __m512i codes = _mm512_mask_permutexvar_epi8(_mm512_maskz_permutexvar_epi8(kHigh16 & 0xFFFFFFFFull, d_index, first64[0]),
+                                                       kHigh16 & ~0xFFFFFFFFull, d_index, first64[1]);
+    const __m512 dsub = ue4m3_half_bf16(codes);
     return _mm512_mul_ps(_mm512_mul_ps(_mm512_load_ps(p.d), dsub), _mm512_cvtepi32_ps(sumi));
   }
 };
@@ -268,8 +372,28 @@ struct Iq4Xs {
   using Prepared = Q8KHalves;
   static_assert(sizeof(BlockIq4Xs::qs) == 128);
 
+  // Lane L of lo: quants 32L .. 32L + 15 of 128 (lane L of hi: the next 16).
+  static constexpr ByteIndex kLow16 = byte_index([](int i) { return 32 * (i / 16) + i % 16; });
+  static constexpr ByteIndex kHigh16 = byte_index([](int i) { return 32 * (i / 16) + 16 + i % 16; });
+
   static void prepare(const std::byte* y, int64_t chunk, int64_t blocks, Prepared* p) {
     y += static_cast<std::size_t>(chunk) * 2 * sizeof(BlockQ8_K);
+    if (blocks == kChunk) {
+      __m512i lo[4], hi[4];
+      for (int b = 0; b < 2; ++b) {
+        const std::byte* qs = y + b * sizeof(BlockQ8_K) + offsetof(BlockQ8_K, qs);
+        for (int h = 0; h < 2; ++h) {
+          const Window w(qs + 128 * h);
+          lo[2 * b + h] = w.pick(kLow16);
+          hi[2 * b + h] = w.pick(kHigh16);
+          _mm512_store_si512(p->lo[2 * b + h], lo[2 * b + h]);
+          _mm512_store_si512(p->hi[2 * b + h], hi[2 * b + h]);
+        }
+        p->d[b] = load_as<float>(y + b * sizeof(BlockQ8_K) + offsetof(BlockQ8_K, d));
+      }
+      _mm512_store_si512(p->sum128, sums_times_128(lo, hi));
+      return;
+    }
     for (int b = 0; b < 2; ++b, y += sizeof(BlockQ8_K)) {
       for (int sb = 0; sb < 8; ++sb) {
         int8_t* lo = p->lo[2 * b + sb / 4] + 16 * (sb % 4);
@@ -315,7 +439,6 @@ float dot(const std::byte* x, const std::byte* y, int64_t n_blocks) {
 }  // namespace
 
 float dot_iq4_nl_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Iq4Nl>(x, y, n); }
-float dot_iq4_xs_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot<Iq4Xs>(x, y, n); }
 float dot_mxfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Mxfp4>(x, y, n); }
 float dot_nvfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Nvfp4>(x, y, n); }
 

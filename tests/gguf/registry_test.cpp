@@ -34,14 +34,17 @@ TEST(GgufRegistry, EveryFamilyRunsItsOwnKernelsOnItsPaths) {
   }
 }
 
-// The table formats' dot and matvec have an AVX512_VBMI kernel of their own (vpermb
-// lookups): active_kernel_family names it on that path, the AVX-512 one below it.
+// The table formats' matvec has an AVX512_VBMI kernel of its own (vpermb lookups), and so
+// has the single dot of all but IQ4_XS: active_kernel_family names it on that path, the
+// AVX-512 one below it.
 TEST(GgufRegistry, TableFormatsRunTheVbmiKernelsOnTheVbmiPaths) {
   for (const fixq::test::KernelPath& p : fixq::test::kernel_paths()) {
     if (p.isa != Isa::Avx512Vbmi && p.isa != Isa::Avx512) continue;
     fixq::test::PathScope scope(p);
     for (Type type : {Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::NVFP4}) {
       EXPECT_EQ(active_kernel_family(type, "matvec"), to_string(p.isa)) << traits(type).name << " on " << p.name();
+      EXPECT_EQ(active_kernel_family(type, "dot"), type == Type::IQ4_XS ? "avx512" : to_string(p.isa))
+          << traits(type).name << " on " << p.name();
       EXPECT_EQ(active_kernel_family(type, "dequantize"), "avx512") << traits(type).name << " on " << p.name();
     }
   }
