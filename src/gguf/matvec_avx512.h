@@ -97,16 +97,25 @@ struct TermsDriver {
   static void tile16(const std::byte* x, std::size_t row_bytes, int64_t n_blocks, const typename F::Prepared* p,
                      float* out) {
     __m512 acc = _mm512_setzero_ps();
-    for (int64_t c = 0; c * F::kChunk < n_blocks; ++c) {
-      const int64_t blocks = std::min<int64_t>(F::kChunk, n_blocks - c * F::kChunk);
+    const int64_t full = n_blocks / F::kChunk;
+    constexpr std::size_t kChunkBytes = F::kChunk * F::kBlockBytes;
+    for (int64_t c = 0; c < full; ++c) {
       __m512 t[16];
 #pragma GCC unroll 16
-      for (int r = 0; r < 16; ++r) t[r] = chunk_terms(x + r * row_bytes, c, blocks, p[c]);
+      for (int r = 0; r < 16; ++r) t[r] = F::terms(x + r * row_bytes + static_cast<std::size_t>(c) * kChunkBytes, p[c]);
       transpose16(t);
-      const int64_t n = blocks * F::kTerms;
 #pragma GCC unroll 16
-      for (int j = 0; j < 16; ++j)
-        if (j < n) acc = _mm512_add_ps(acc, t[j]);
+      for (int j = 0; j < 16; ++j) acc = _mm512_add_ps(acc, t[j]);
+    }
+    if (const int64_t blocks = n_blocks - full * F::kChunk; blocks > 0) {  // a short last chunk, once
+      alignas(64) float rows16[16][16];
+#pragma GCC unroll 1
+      for (int r = 0; r < 16; ++r) _mm512_store_ps(rows16[r], chunk_terms(x + r * row_bytes, full, blocks, p[full]));
+      __m512 t[16];
+#pragma GCC unroll 16
+      for (int r = 0; r < 16; ++r) t[r] = _mm512_load_ps(rows16[r]);
+      transpose16(t);
+      for (int64_t j = 0; j < blocks * F::kTerms; ++j) acc = _mm512_add_ps(acc, t[j]);
     }
     _mm512_storeu_ps(out, acc);
   }
