@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
 
 namespace fixq::gguf::detail {
@@ -130,6 +131,25 @@ FIXQ_GGUF_INLINE int32_t hsum_i32(__m512i v) {
   t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
   t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
   return _mm_cvtsi128_si32(t);
+}
+
+// The scales ls - 32 of the 8 sub-blocks of two IQ4_XS blocks (iq4_xs_scale, blocks.h),
+// lane 8b + i for sub-block i of block b: low 4 bits at 4i of scales_l (read as a u32), high
+// 2 bits at 2i of scales_h.
+FIXQ_GGUF_INLINE __m512i iq4_xs_scale_lanes(const std::byte* block0, const std::byte* block1) {
+  static_assert(sizeof(BlockIq4Xs::scales_l) == 4 && sizeof(BlockIq4Xs::scales_h) == 2);
+  const std::byte* sl = block0 + offsetof(BlockIq4Xs, scales_l);
+  const std::byte* sh = block0 + offsetof(BlockIq4Xs, scales_h);
+  const std::ptrdiff_t next = block1 - block0;
+  const __m512i l = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(load_as<int>(sl)),
+                                            _mm512_set1_epi32(load_as<int>(sl + next)));
+  const __m512i h = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(load_as<uint16_t>(sh)),
+                                            _mm512_set1_epi32(load_as<uint16_t>(sh + next)));
+  const __m512i low = _mm512_and_si512(
+      _mm512_srlv_epi32(l, _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28)), _mm512_set1_epi32(0xF));
+  const __m512i high = _mm512_and_si512(
+      _mm512_srlv_epi32(h, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14)), _mm512_set1_epi32(3));
+  return _mm512_sub_epi32(_mm512_or_si512(low, _mm512_slli_epi32(high, 4)), _mm512_set1_epi32(32));
 }
 
 // The class permutation of the K-quant dots (see dot_kquants_avx512.cpp), on each 256-bit

@@ -410,19 +410,7 @@ struct Iq4Xs {
                                            _mm512_load_si512(p.qs[b] + 64 * k));
       }
     const __m512i sumi = _mm512_sub_epi32(sum_lanes_8x2(s), _mm512_slli_epi32(_mm512_load_si512(p.sum), 7));
-    // ls of sub-block i: low 4 bits at 4i of scales_l (as a u32), high 2 at 2i of scales_h.
-    static_assert(sizeof(BlockIq4Xs::scales_l) == 4 && sizeof(BlockIq4Xs::scales_h) == 2);
-    const std::byte* sl = x + offsetof(BlockIq4Xs, scales_l);
-    const std::byte* sh = x + offsetof(BlockIq4Xs, scales_h);
-    const __m512i l = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(load_as<int>(sl)),
-                                              _mm512_set1_epi32(load_as<int>(sl + kBlockBytes)));
-    const __m512i h = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(load_as<uint16_t>(sh)),
-                                              _mm512_set1_epi32(load_as<uint16_t>(sh + kBlockBytes)));
-    const __m512i low = _mm512_and_si512(
-        _mm512_srlv_epi32(l, _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28)), _mm512_set1_epi32(0xF));
-    const __m512i high = _mm512_and_si512(
-        _mm512_srlv_epi32(h, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14)), _mm512_set1_epi32(3));
-    const __m512i ls = _mm512_sub_epi32(_mm512_or_si512(low, _mm512_slli_epi32(high, 4)), _mm512_set1_epi32(32));
+    const __m512i ls = iq4_xs_scale_lanes(x, x + kBlockBytes);
     const std::byte* dx = x + offsetof(BlockIq4Xs, d);
     const __m512 d4d8 = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(load_fp16(dx) * p.d[0]),
                                              _mm512_set1_ps(load_fp16(dx + kBlockBytes) * p.d[1]));

@@ -44,6 +44,8 @@ namespace scalar { extern const GgufKernels kGguf; }
 namespace avx2 { extern const GgufKernels kGguf; }
 namespace avx512 { extern const GgufKernels kGguf; }
 namespace avx512_emulated { extern const GgufKernels kGguf; }  // the tests' SIMDe build
+namespace avx512vbmi { extern const GgufKernels kGguf; }
+namespace avx512vbmi_emulated { extern const GgufKernels kGguf; }
 
 // Best first, one entry per family (registry.cpp).
 cpu_detail::KernelRegistry<GgufKernels>& registry();

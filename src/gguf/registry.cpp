@@ -7,7 +7,7 @@ namespace fixq::gguf::detail {
 cpu_detail::KernelRegistry<GgufKernels>& registry() {
   static cpu_detail::KernelRegistry<GgufKernels> r("gguf", {
                                                                {Isa::Avx512Bf16, nullptr},  // as avx512
-                                                               {Isa::Avx512Vbmi, nullptr},  // as avx512
+                                                               {Isa::Avx512Vbmi, &avx512vbmi::kGguf},
                                                                {Isa::Avx512, &avx512::kGguf},
                                                                {Isa::Avx2, &avx2::kGguf},
                                                                {Isa::Scalar, &scalar::kGguf},

@@ -24,6 +24,7 @@ void install_emulated_kernels() {
     gru_detail::registry().install_emulated(Isa::Avx512Vbmi, &gru_detail::avx512vbmi_emulated::kGru);
     gru_float::registry().install_emulated(Isa::Avx512, &gru_float::avx512_emulated::kFloat);
     gguf::detail::registry().install_emulated(Isa::Avx512, &gguf::detail::avx512_emulated::kGguf);
+    gguf::detail::registry().install_emulated(Isa::Avx512Vbmi, &gguf::detail::avx512vbmi_emulated::kGguf);
     bf16_detail::registry().install_emulated(Isa::Avx512Bf16, &bf16_detail::avx512bf16_emulated::kBf16);
     lowp_detail::registry().install_emulated(Isa::Avx512, &lowp_detail::avx512_emulated::kLowp);
     packed_detail::registry().install_emulated(Isa::Avx512, &packed_detail::avx512_emulated::kPacked);

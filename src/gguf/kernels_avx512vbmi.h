@@ -1,0 +1,23 @@
+// Private: the AVX512_VBMI family's GGUF kernels (the 4-bit table formats), declared for its
+// table (table_avx512vbmi.cpp). Include only from *_avx512vbmi.cpp files: natively they live
+// in namespace avx512vbmi, in the tests' SIMDe build in avx512vbmi_emulated (src/cpu/x86.h).
+#pragma once
+
+#include "cpu/x86.h"
+#include "gguf/kernels.h"
+
+namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512vbmi) {
+
+#define FIXQ_GGUF_MATVEC(x, y) \
+  void matvec_##x##_##y(const std::byte* a, int64_t rows, int64_t n_blocks, const std::byte* b, float* out);
+#define FIXQ_GGUF_DOT(x, y)                                                      \
+  float dot_##x##_##y(const std::byte* a, const std::byte* b, int64_t n_blocks); \
+  FIXQ_GGUF_MATVEC(x, y)
+FIXQ_GGUF_DOT(iq4_nl, q8_0)
+FIXQ_GGUF_MATVEC(iq4_xs, q8_k)  // its single dot is the AVX-512 one (table_avx512vbmi.cpp)
+FIXQ_GGUF_DOT(mxfp4, q8_0)
+FIXQ_GGUF_DOT(nvfp4, q8_0)
+#undef FIXQ_GGUF_DOT
+#undef FIXQ_GGUF_MATVEC
+
+}  // namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512vbmi)
