@@ -4,7 +4,11 @@
 //            matrix stays in L2) against one row of the type's q8 partner (fixq::gguf::matvec);
 //   dequant: the same 128 x 4096 weights into float32.
 // kernel is the instruction-set family that ran (fixq::gguf::active_kernel_family).
+// Last line: f32_write_peak_gb_per_s, glibc's memset over the same 2 MiB float32 output, the
+// ceiling of any dequantizer here: a 4-bit type writes 7 to 8 bytes of float32 per packed
+// byte, so its packed rate cannot exceed about an eighth of this line.
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -41,6 +45,14 @@ void bench_gguf(const GgufBenchOptions& o) {
     std::printf("dequant,%.*s,%s,%.2f\n", static_cast<int>(t.name.size()), t.name.data(), gguf::active_kernel_family(t.type, "dequantize").c_str(), bytes / s / 1e9);
     std::fflush(stdout);
   }
+  int fill = 0;
+  const double s = median_seconds_per_call(
+      [&] {
+        std::memset(deq.data(), fill++ & 0x7f, deq.size() * sizeof(float));
+        asm volatile("" : : "r"(deq.data()) : "memory");  // the stores are observed
+      },
+      samples, min_s);
+  std::printf("f32_write_peak_gb_per_s,%.2f\n", static_cast<double>(deq.size() * sizeof(float)) / s / 1e9);
 }
 
 }  // namespace fixq::bench

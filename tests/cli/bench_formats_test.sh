@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `fixq bench gguf --quick` and `fixq bench bf16 --quick` print the promised CSV (every GGUF
-# type's dot and dequant rows with the kernel that ran; the bf16 shapes and the peak line),
-# and quantize-stats has the bf16 row.
+# type's dot and dequant rows with the kernel that ran, and the write ceiling; the bf16
+# shapes and the peak line), and quantize-stats has the bf16 row.
 #   usage: bench_formats_test.sh FIXQ_BINARY REPO_ROOT
 set -euo pipefail
 fixq=$1
@@ -18,6 +18,8 @@ for type in q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 q2_K q3_K q4_K q5_K q6_K q8_K iq4_nl i
   grep -Eq "^dequant,$type,[a-z0-9]+,[0-9.]+$" "$tmp/gguf.csv" ||
     { echo "bench gguf: no dequant row for $type" >&2; exit 1; }
 done
+grep -Eq '^f32_write_peak_gb_per_s,[0-9.]+$' "$tmp/gguf.csv" ||
+  { echo "bench gguf: no f32_write_peak_gb_per_s line" >&2; exit 1; }
 FIXQ_ISA=scalar "$fixq" bench gguf --quick >"$tmp/scalar.csv"
 grep -q '^dot,q4_0,scalar,' "$tmp/scalar.csv"
 
