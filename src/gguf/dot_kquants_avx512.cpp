@@ -120,25 +120,157 @@ struct LanesFormat {
   }
 };
 
-// Q4_K (BlockQ4_K: d, dmin, scales, qs: 32 bytes per 64 elements, sub-block 2k in the low
-// nibbles, 2k + 1 in the high ones).
-struct Q4K : LanesFormat<Q4K> {
-  using Block = BlockQ4_K;
-  static constexpr std::size_t kBlockBytes = sizeof(Block);
-  static constexpr int kOff = 0;
-  static constexpr bool kMins = true;
-  FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t* min_term) {
-    uint64_t sc, m;
-    scales_mins_k4(x + offsetof(Block, scales), &sc, &m);
-    *min_term = bsums_times_mins(p, m);
-    const __m512i s = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc))));
-    __m512i acc = _mm512_setzero_si512();
-    for (int k = 0; k < 4; ++k) {
-      const __m512i q = class_order(_mm512_castsi256_si512(load32(x + offsetof(Block, qs) + 32 * k)), true);
-      const __m512i u = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xFFFF0000u, q, 4), _mm512_set1_epi8(0x0F));
-      acc = accumulate(acc, u, p, k, scale_words32(s, 2 * k), false);
+// ---- Q4_K, rows one by one, with the scales and float factors of a row prepared first.
+//
+// Each 32 bytes of qs hold elements 64k + j (low nibbles, sub-block 2k) and 64k + 32 + j
+// (high nibbles, sub-block 2k + 1). Bytes j and j + 8 hold elements of the same class (j
+// mod 8), and so do their high nibbles: one vpshufb on the 32 bytes (broadcast to both
+// halves) makes the dword [lo(b_j), lo(b_j+8), hi(b_j), hi(b_j+8)], whose first word
+// belongs to sub-block 2k and second to 2k + 1. vpmaddubsw sums each word's two products
+// and vpdpwssd multiplies the word pair by the dword (sc[2k], sc[2k + 1]), the same for all
+// 16 dwords: one broadcast load, no scale shuffle. The activations are put in that order
+// once per call (q4k_order).
+//
+// 128-bit lane L of a chunk: src bytes 16 (L & 1) + (0..15), classes 4 (L >> 1) + (0..3).
+
+// The vpshufb index above: lane L, dword d -> bytes c, c + 8, c, c + 8 with c = d + 4 (L >> 1).
+FIXQ_GGUF_INLINE __m512i q4k_lane_index() {
+  return _mm512_setr_epi32(0x08000800, 0x09010901, 0x0A020A02, 0x0B030B03, 0x08000800, 0x09010901, 0x0A020A02,
+                           0x0B030B03, 0x0C040C04, 0x0D050D05, 0x0E060E06, 0x0F070F07, 0x0C040C04, 0x0D050D05,
+                           0x0E060E06, 0x0F070F07);
+}
+
+// The activations of a Q4_K chunk (64 bytes of q8, elements 64k + 0..63) in the order of
+// the codes above: lane L takes dwords {0, 2, 8, 10} + 4 (L & 1) + (L >> 1) of the chunk
+// (elements c + {0, 8, 32, 40}), vpshufb transposes them to class order.
+FIXQ_GGUF_INLINE __m512i q4k_order(__m512i y) {
+  const __m512i dwords = _mm512_setr_epi32(0, 2, 8, 10, 4, 6, 12, 14, 1, 3, 9, 11, 5, 7, 13, 15);
+  const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  return _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, y), bytes);
+}
+
+// The prepared activations: per super-block the 256 quants in Q4_K order; per four
+// super-blocks (128-bit lane L: super-block 4q + L) the bsums as words 0-7 and 8-15, and dy
+// in float 4L.
+struct Q4KActs {
+  alignas(64) int8_t qs[kQK_K];
+};
+struct Q4KActQuad {
+  alignas(64) int16_t bs_lo[32];
+  alignas(64) int16_t bs_hi[32];
+  alignas(64) float dy[16];
+};
+// Per four super-blocks of one row: the scale dwords (sc[2k] | sc[2k + 1] << 16 at 4L + k),
+// dx * dy at 4L, and (dmin * dy) * float(bsums . mins) at 4L.
+struct Q4KRowQuad {
+  alignas(64) int32_t sw[16];
+  alignas(64) float d[16];
+  alignas(64) float m[16];
+};
+
+// The six-bit scales and mins of four Q4_K headers (128-bit lane L: d, dmin, scales[12] of
+// super-block L) as bytes sc[0..7], m[0..7] per lane (scale_min_k4): sc[j < 4] = s[j] & 63,
+// m[j < 4] = s[j + 4] & 63, sc[4 + i] = (s[8 + i] & 15) | (s[i] >> 6) << 4, m[4 + i] =
+// (s[8 + i] >> 4) | (s[4 + i] >> 6) << 4.
+FIXQ_GGUF_INLINE __m512i q4k_scales_mins(__m512i h) {
+  const __m512i p = _mm512_shuffle_epi8(h, _mm512_broadcast_i32x4(_mm_setr_epi8(4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11,
+                                                                                 12, 13, 14, 15)));
+  const __m512i low = _mm512_and_si512(_mm512_mask_srli_epi16(p, 0xC0C0C0C0u, p, 4),
+                                       _mm512_broadcast_i32x4(_mm_setr_epi32(0x3F3F3F3F, 0x0F0F0F0F, 0x3F3F3F3F, 0x0F0F0F0F)));
+  const __m512i r = _mm512_shuffle_epi8(h, _mm512_broadcast_i32x4(_mm_setr_epi8(-1, -1, -1, -1, 4, 5, 6, 7, -1, -1, -1, -1,
+                                                                                 8, 9, 10, 11)));
+  return _mm512_ternarylogic_epi32(low, _mm512_srli_epi16(r, 2), _mm512_set1_epi8(0x30), 0xF8);  // low | (r' & 0x30)
+}
+
+struct Q4K {
+  static void prepare(const std::byte* y, int64_t n, Q4KActs* a, Q4KActQuad* aq) {
+    for (int64_t q = 0; q < (n + 3) / 4; ++q) {
+      Q4KActQuad& d = aq[q];
+      std::memset(&d, 0, sizeof d);
+      for (int64_t i = 4 * q; i < std::min<int64_t>(n, 4 * q + 4); ++i) {
+        const std::byte* b = y + static_cast<std::size_t>(i) * kQ8K;
+        const int l = static_cast<int>(i - 4 * q);
+        for (int k = 0; k < 4; ++k)
+          _mm512_store_si512(a[i].qs + 64 * k, q4k_order(load64(b + offsetof(BlockQ8_K, qs) + 64 * k)));
+        std::memcpy(d.bs_lo + 8 * l, b + offsetof(BlockQ8_K, bsums), 16);
+        std::memcpy(d.bs_hi + 8 * l, b + offsetof(BlockQ8_K, bsums) + 16, 16);
+        d.dy[4 * l] = load_as<float>(b + offsetof(BlockQ8_K, d));
+      }
     }
-    return fold_lanes(acc);
+  }
+
+  // The row's Q4RowQuads from its headers, four super-blocks at a time.
+  static void prepare_row(const std::byte* x, int64_t n, const Q4KActQuad* aq, Q4KRowQuad* rq) {
+    for (int64_t q = 0; q < (n + 3) / 4; ++q) {
+      __m512i h;
+      const std::byte* b = x + static_cast<std::size_t>(q) * 4 * sizeof(BlockQ4_K);
+      if (4 * q + 4 <= n) {
+        h = _mm512_castsi128_si512(load16(b));
+        h = _mm512_inserti32x4(h, load16(b + sizeof(BlockQ4_K)), 1);
+        h = _mm512_inserti32x4(h, load16(b + 2 * sizeof(BlockQ4_K)), 2);
+        h = _mm512_inserti32x4(h, load16(b + 3 * sizeof(BlockQ4_K)), 3);
+      } else {  // the short last quad: missing headers zero
+        alignas(64) std::byte hs[64] = {};
+        for (int64_t l = 0; l < n - 4 * q; ++l) std::memcpy(hs + 16 * l, b + l * sizeof(BlockQ4_K), 16);
+        h = _mm512_load_si512(hs);
+      }
+      const __m512i v = q4k_scales_mins(h);
+      _mm512_store_si512(rq[q].sw, _mm512_unpacklo_epi8(v, _mm512_setzero_si512()));
+      const __m512i mm = _mm512_unpackhi_epi8(v, v);  // m0 m0 m1 m1 ... m7 m7
+      // vpdpwssd as vpmaddwd (SIMDe 0.7 misnames _mm512_madd_epi16); |m| <= 63: no wrap.
+      const __m512i zero = _mm512_setzero_si512();
+      const __m512i prod = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(zero, _mm512_unpacklo_epi8(mm, zero), _mm512_load_si512(aq[q].bs_lo)),
+                                               _mm512_unpackhi_epi8(mm, zero), _mm512_load_si512(aq[q].bs_hi));
+      __m512i t = _mm512_add_epi32(prod, _mm512_unpackhi_epi64(prod, prod));
+      t = _mm512_add_epi32(t, _mm512_srli_epi64(t, 32));  // dword 0 of lane L: bsums . mins
+      const __m512 dy = _mm512_load_ps(aq[q].dy);
+      const __m512 dx = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h));
+      const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h, 16)));
+      _mm512_store_ps(rq[q].d, _mm512_mul_ps(dx, dy));
+      _mm512_store_ps(rq[q].m, _mm512_mul_ps(_mm512_mul_ps(dmin, dy), _mm512_cvtepi32_ps(t)));
+    }
+  }
+
+  static float dot_row(const std::byte* x, int64_t n, const Q4KActs* a, const Q4KRowQuad* rq) {
+    const __m512i index = q4k_lane_index(), low4 = _mm512_set1_epi8(0x0F);
+    __m256 sums = _mm256_setzero_ps();
+    float sumf = 0.0f;
+    for (int64_t i = 0; i < n; ++i, x += sizeof(BlockQ4_K)) {
+      const Q4KRowQuad& r = rq[i / 4];
+      const int l = static_cast<int>(i % 4);
+      __m512i acc = _mm512_setzero_si512();
+      for (int k = 0; k < 4; ++k) {
+        const __m512i z = _mm512_shuffle_epi8(_mm512_broadcast_i64x4(load32(x + offsetof(BlockQ4_K, qs) + 32 * k)), index);
+        const __m512i u = _mm512_and_si512(_mm512_mask_srli_epi16(z, 0xAAAAAAAAu, z, 4), low4);
+        acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u, _mm512_load_si512(a[i].qs + 64 * k)),
+                                  _mm512_set1_epi32(r.sw[4 * l + k]));
+      }
+      // lanes (0, 2, 1, 3): classes 0-3 twice, then 4-7 twice; the halves added: 0-7.
+      const __m256i lanes = fold_lanes(_mm512_shuffle_i32x4(acc, acc, _MM_SHUFFLE(3, 1, 2, 0)));
+      sums = _mm256_add_ps(sums, _mm256_mul_ps(_mm256_set1_ps(r.d[4 * l]), _mm256_cvtepi32_ps(lanes)));
+      sumf -= r.m[4 * l];
+    }
+    alignas(32) float s[8];
+    _mm256_store_ps(s, sums);
+    for (float v : s) sumf += v;
+    return sumf;
+  }
+
+  static void matvec(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+    static thread_local std::vector<Q4KActs> acts;
+    static thread_local std::vector<Q4KActQuad> act_quads;
+    static thread_local std::vector<Q4KRowQuad> row_quads;
+    const auto nq = static_cast<std::size_t>((n + 3) / 4);
+    if (acts.size() < static_cast<std::size_t>(n)) acts.resize(static_cast<std::size_t>(n));
+    if (act_quads.size() < nq) act_quads.resize(nq);
+    if (row_quads.size() < nq) row_quads.resize(nq);
+    prepare(y, n, acts.data(), act_quads.data());
+    const std::size_t row_bytes = static_cast<std::size_t>(n) * sizeof(BlockQ4_K);
+    for (int64_t r = 0; r < rows; ++r) {
+      const std::byte* row = x + static_cast<std::size_t>(r) * row_bytes;
+      prepare_row(row, n, act_quads.data(), row_quads.data());
+      out[r] = dot_row(row, n, acts.data(), row_quads.data());
+    }
   }
 };
 
@@ -429,7 +561,11 @@ float dot_rows(const std::byte* x, const std::byte* y, int64_t n) {
 
 float dot_q2_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q2K>(x, y, n); }
 float dot_q3_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q3K>(x, y, n); }
-float dot_q4_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q4K>(x, y, n); }
+float dot_q4_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
+  float r;
+  Q4K::matvec(x, 1, n, y, &r);
+  return r;
+}
 float dot_q5_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q5K>(x, y, n); }
 float dot_q6_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q6K>(x, y, n); }
 float dot_tq1_0_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Tq1>(x, y, n); }
@@ -447,7 +583,7 @@ void matvec_q3_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::by
   RowDriver<Q3K>::matvec(x, rows, n, y, out);
 }
 void matvec_q4_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  RowDriver<Q4K>::matvec(x, rows, n, y, out);
+  Q4K::matvec(x, rows, n, y, out);
 }
 void matvec_q5_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
   RowDriver<Q5K>::matvec(x, rows, n, y, out);
