@@ -360,58 +360,141 @@ struct Q3K : LanesFormat<Q3K> {
   }
 };
 
-// ---- Q2_K, TQ1_0, TQ2_0: one term per super-block, rows one by one.
+// ---- Q2_K, TQ1_0, TQ2_0: one term per super-block. Four super-blocks at a time: their
+// integer partial sums reduced together (hsum4), their float terms formed in one vector,
+// then added to the row's sum one by one, in order, as the reference does.
 
-struct Nothing {};
+// Dword 0, 4, 8, 12 of v: each 128-bit lane's four dwords added (exact).
+FIXQ_GGUF_INLINE __m128i lane_sums(__m512i v) {
+  v = _mm512_add_epi32(v, _mm512_unpackhi_epi64(v, v));
+  v = _mm512_add_epi32(v, _mm512_srli_epi64(v, 32));
+  return _mm512_castsi512_si128(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), v));
+}
+
+// The sums of the 16 int32 lanes of a, b, c, d: lanes 0-3 of the result (exact).
+FIXQ_GGUF_INLINE __m128i hsum4(__m512i a, __m512i b, __m512i c, __m512i d) {
+  const __m512i ab = _mm512_add_epi32(_mm512_shuffle_i32x4(a, b, 0x44), _mm512_shuffle_i32x4(a, b, 0xEE));
+  const __m512i cd = _mm512_add_epi32(_mm512_shuffle_i32x4(c, d, 0x44), _mm512_shuffle_i32x4(c, d, 0xEE));
+  // 128-bit lane L: four partial sums of a, b, c, d.
+  return lane_sums(_mm512_add_epi32(_mm512_shuffle_i32x4(ab, cd, 0x88), _mm512_shuffle_i32x4(ab, cd, 0xDD)));
+}
+
+// The fp16 at offset `at` of `count` consecutive blocks of `stride` bytes (the rest 0), as
+// floats in lanes 0-3.
+FIXQ_GGUF_INLINE __m128 fp16_of_4(const std::byte* x, std::size_t stride, std::size_t at, int count) {
+  // Built in a register: four 2-byte stores read back as one vector would miss store
+  // forwarding.
+  __m128i h = _mm_setzero_si128();
+  if (count > 0) h = _mm_insert_epi16(h, load_as<uint16_t>(x + at), 0);
+  if (count > 1) h = _mm_insert_epi16(h, load_as<uint16_t>(x + stride + at), 1);
+  if (count > 2) h = _mm_insert_epi16(h, load_as<uint16_t>(x + 2 * stride + at), 2);
+  if (count > 3) h = _mm_insert_epi16(h, load_as<uint16_t>(x + 3 * stride + at), 3);
+  return _mm_cvtph_ps(h);
+}
+
+// sumf += t[0], ..., t[count - 1], in order.
+FIXQ_GGUF_INLINE float add_in_order(float sumf, __m128 t, int count) {
+  if (count > 0) sumf += _mm_cvtss_f32(t);
+  if (count > 1) sumf += _mm_cvtss_f32(_mm_movehdup_ps(t));
+  if (count > 2) sumf += _mm_cvtss_f32(_mm_movehl_ps(t, t));
+  if (count > 3) sumf += _mm_cvtss_f32(_mm_shuffle_ps(t, t, 3));
+  return sumf;
+}
+
+// F: kBlockBytes; Quad (the prepared activations of four super-blocks) and prepare(y, count,
+// Quad*) (count < 4 at the end: the rest zero); ints(x, y, quad, lane) (a super-block's
+// integer partial sums); terms(x, y, quad, isum, count) (the float terms of `count`
+// super-blocks from their integer sums, lanes 0-3).
+template <class F>
+struct QuadDriver {
+  static void matvec(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+    static thread_local std::vector<typename F::Quad> quads;
+    const auto nq = static_cast<std::size_t>((n + 3) / 4);
+    if (quads.size() < nq) quads.resize(nq);
+    for (std::size_t q = 0; q < nq; ++q)
+      F::prepare(y + q * 4 * kQ8K, static_cast<int>(std::min<int64_t>(4, n - 4 * static_cast<int64_t>(q))), &quads[q]);
+    const std::size_t row_bytes = static_cast<std::size_t>(n) * F::kBlockBytes;
+    for (int64_t r = 0; r < rows; ++r) out[r] = dot_row(x + static_cast<std::size_t>(r) * row_bytes, y, n, quads.data());
+  }
+
+ private:
+  template <int kCount>
+  FIXQ_GGUF_INLINE float quad(const std::byte* x, const std::byte* y, const typename F::Quad& p, int count, float sumf) {
+    __m512i s[4];
+    for (int l = 0; l < 4; ++l)
+      s[l] = l < (kCount ? kCount : count) ? F::ints(x + l * F::kBlockBytes, y + l * kQ8K, p, l) : _mm512_setzero_si512();
+    const int c = kCount ? kCount : count;
+    return add_in_order(sumf, F::terms(x, y, p, hsum4(s[0], s[1], s[2], s[3]), c), c);
+  }
+
+  static float dot_row(const std::byte* x, const std::byte* y, int64_t n, const typename F::Quad* quads) {
+    float sumf = 0.0f;
+    int64_t q = 0;
+    for (; 4 * q + 4 <= n; ++q) sumf = quad<4>(x + 4 * q * F::kBlockBytes, y + 4 * q * kQ8K, quads[q], 4, sumf);
+    if (4 * q < n) sumf = quad<0>(x + 4 * q * F::kBlockBytes, y + 4 * q * kQ8K, quads[q], static_cast<int>(n - 4 * q), sumf);
+    return sumf;
+  }
+};
 
 // Q2_K: isum = sum_j (sc_j & 15) * (q8 . codes of sub-block j), summs = bsums . (sc >> 4);
-// sumf += dall * float(isum) - dmin * float(summs). Codes <= 3: |pair| <= 2 * 3 * 128.
+// sumf += dall * float(isum) - dmin * float(summs), dall = dy * dx, dmin = dy * dmin_x.
+// Codes c <= 3 and scales s <= 15, so c * s <= 45 is an unsigned byte: vpshufb looks it up
+// in a 4-entry table (0, s, 2s, 3s) of the code's sub-block and vpdpbusd multiplies it by
+// q8 directly (no vpmaddubsw, no scale words).
 struct Q2K {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockQ2_K), kYBlockBytes = kQ8K;
-  using Prepared = Nothing;
-  static void prepare(const std::byte*, Prepared*) {}
-  static float dot_row(const std::byte* x, const std::byte* y, int64_t n, const Prepared*) {
-    float sumf = 0.0f;
-    for (int64_t i = 0; i < n; ++i, x += kBlockBytes, y += kQ8K) {
-      const std::byte* q8 = y + offsetof(BlockQ8_K, qs);
-      const __m128i sc = load16(x + offsetof(BlockQ2_K, scales));
-      const __m512i scales = _mm512_broadcast_i32x4(_mm_and_si128(sc, _mm_set1_epi8(0x0F)));
-      __m512i acc = _mm512_setzero_si512();
-      for (int h = 0; h < 2; ++h) {  // qs: 32 bytes per 128 elements
-        const __m512i q = _mm512_broadcast_i64x4(load32(x + offsetof(BlockQ2_K, qs) + 32 * h));
-        for (int j = 0; j < 4; j += 2) {  // elements 128h + 32j + (0..63): sub-blocks 8h + 2j + (0..3)
-          const __m512i shift = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(static_cast<short>(2 * j)),
-                                                        _mm512_set1_epi16(static_cast<short>(2 * j + 2)));
-          const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(q, shift), _mm512_set1_epi8(3));
-          const __m512i pairs = _mm512_maddubs_epi16(codes, load64(q8 + 128 * h + 32 * j));
-          // 128-bit lane L: every word the zero-extended scale of sub-block 8h + 2j + L.
-          const int sb = 8 * h + 2 * j;
-          const __m512i pick = _mm512_setr_epi32(sb | 0x8000 | sb << 16 | 0x80000000, sb | 0x8000 | sb << 16 | 0x80000000,
-                                                 sb | 0x8000 | sb << 16 | 0x80000000, sb | 0x8000 | sb << 16 | 0x80000000,
-                                                 (sb + 1) | 0x8000 | (sb + 1) << 16 | 0x80000000,
-                                                 (sb + 1) | 0x8000 | (sb + 1) << 16 | 0x80000000,
-                                                 (sb + 1) | 0x8000 | (sb + 1) << 16 | 0x80000000,
-                                                 (sb + 1) | 0x8000 | (sb + 1) << 16 | 0x80000000,
-                                                 (sb + 2) | 0x8000 | (sb + 2) << 16 | 0x80000000,
-                                                 (sb + 2) | 0x8000 | (sb + 2) << 16 | 0x80000000,
-                                                 (sb + 2) | 0x8000 | (sb + 2) << 16 | 0x80000000,
-                                                 (sb + 2) | 0x8000 | (sb + 2) << 16 | 0x80000000,
-                                                 (sb + 3) | 0x8000 | (sb + 3) << 16 | 0x80000000,
-                                                 (sb + 3) | 0x8000 | (sb + 3) << 16 | 0x80000000,
-                                                 (sb + 3) | 0x8000 | (sb + 3) << 16 | 0x80000000,
-                                                 (sb + 3) | 0x8000 | (sb + 3) << 16 | 0x80000000);
-          acc = _mm512_dpwssd_epi32(acc, pairs, _mm512_shuffle_epi8(scales, pick));
-        }
-      }
-      const int32_t isum = hsum_i32(acc);
-      const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), _mm_set1_epi8(0x0F)));
-      const __m256i mm = _mm256_madd_epi16(load32(y + offsetof(BlockQ8_K, bsums)), mins);
-      const int32_t summs = hsum_i32(_mm512_zextsi256_si512(mm));
-      const float dy = load_as<float>(y + offsetof(BlockQ8_K, d));
-      const float dall = dy * load_fp16(x + offsetof(BlockQ2_K, d)), dmin = dy * load_fp16(x + offsetof(BlockQ2_K, dmin));
-      sumf += dall * to_f32(isum) - dmin * to_f32(summs);
+  static constexpr std::size_t kBlockBytes = sizeof(BlockQ2_K);
+  struct Quad {  // quants copied 64-byte aligned (no split loads); 128-bit lane L: super-block L's bsums 0-7 (bs_lo) and 8-15 (bs_hi)
+    alignas(64) int8_t qs[4][kQK_K];
+    alignas(64) int16_t bs_lo[32];
+    alignas(64) int16_t bs_hi[32];
+    alignas(16) float dy[4];
+  };
+  static void prepare(const std::byte* y, int count, Quad* p) {
+    std::memset(p, 0, sizeof *p);
+    for (int l = 0; l < count; ++l, y += kQ8K) {
+      std::memcpy(p->qs[l], y + offsetof(BlockQ8_K, qs), kQK_K);
+      std::memcpy(p->bs_lo + 8 * l, y + offsetof(BlockQ8_K, bsums), 16);
+      std::memcpy(p->bs_hi + 8 * l, y + offsetof(BlockQ8_K, bsums) + 16, 16);
+      p->dy[l] = load_as<float>(y + offsetof(BlockQ8_K, d));
     }
-    return sumf;
+  }
+  FIXQ_GGUF_INLINE __m512i ints(const std::byte* x, const std::byte*, const Quad& p, int lane) {
+    // Dword 4L + m of the tables: (0, s, 2s, 3s) of sub-block 4m + L (transposed, so that
+    // chunk m finds its four sub-blocks' tables at bytes 4m..4m+3 of each 128-bit lane).
+    const __m128i sc = _mm_shuffle_epi8(_mm_and_si128(load16(x + offsetof(BlockQ2_K, scales)), _mm_set1_epi8(0x0F)),
+                                        _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    const __m512i tables = _mm512_mullo_epi32(_mm512_cvtepu8_epi32(sc), _mm512_set1_epi32(0x03020100));
+    const int8_t* q8 = p.qs[lane];
+    __m512i acc = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {  // qs: 32 bytes per 128 elements
+      const __m512i q = _mm512_broadcast_i64x4(load32(x + offsetof(BlockQ2_K, qs) + 32 * h));
+      for (int j = 0; j < 4; j += 2) {  // elements 128h + 32j + (0..63): sub-blocks 8h + 2j + (0..3), one per lane
+        const int m = 2 * h + j / 2;
+        const __m512i shift = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(static_cast<short>(2 * j)),
+                                                      _mm512_set1_epi16(static_cast<short>(2 * j + 2)));
+        // index = (code & 3) | 4m
+        const __m512i index = _mm512_ternarylogic_epi32(_mm512_srlv_epi16(q, shift), _mm512_set1_epi8(3),
+                                                        _mm512_set1_epi8(static_cast<char>(4 * m)), 0xEA);
+        acc = _mm512_dpbusd_epi32(acc, _mm512_shuffle_epi8(tables, index), _mm512_load_si512(q8 + 128 * h + 32 * j));
+      }
+    }
+    return acc;
+  }
+  FIXQ_GGUF_INLINE __m128 terms(const std::byte* x, const std::byte*, const Quad& p, __m128i isum, int count) {
+    __m512i h = _mm512_setzero_si512();  // lane L: super-block L's scales
+    for (int l = 0; l < 4; ++l)
+      if (l < count) h = _mm512_mask_broadcast_i32x4(h, static_cast<__mmask16>(0xF << (4 * l)), load16(x + l * kBlockBytes));
+    const __m512i mins = _mm512_and_si512(_mm512_srli_epi16(h, 4), _mm512_set1_epi8(0x0F));
+    const __m512i zero = _mm512_setzero_si512();
+    // vpdpwssd as vpmaddwd (SIMDe 0.7 misnames _mm512_madd_epi16); mins <= 15: no wrap.
+    const __m512i prod = _mm512_dpwssd_epi32(
+        _mm512_dpwssd_epi32(zero, _mm512_unpacklo_epi8(mins, zero), _mm512_load_si512(p.bs_lo)),
+        _mm512_unpackhi_epi8(mins, zero), _mm512_load_si512(p.bs_hi));
+    const __m128i summs = lane_sums(prod);
+    const __m128 dy = _mm_load_ps(p.dy);
+    const __m128 dall = _mm_mul_ps(dy, fp16_of_4(x, kBlockBytes, offsetof(BlockQ2_K, d), count));
+    const __m128 dmin = _mm_mul_ps(dy, fp16_of_4(x, kBlockBytes, offsetof(BlockQ2_K, dmin), count));
+    return _mm_sub_ps(_mm_mul_ps(dall, _mm_cvtepi32_ps(isum)), _mm_mul_ps(dmin, _mm_cvtepi32_ps(summs)));
   }
 };
 
@@ -426,29 +509,37 @@ FIXQ_GGUF_INLINE int32_t q8k_sum(const std::byte* y) {
 // TQ2_0: byte 32c + m holds element 128c + 32n + m at bits 2n; sumi = sum(code * y) - sum(y);
 // sumf += float(sumi) * (dy * dx).
 struct Tq2 {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockTq2_0), kYBlockBytes = kQ8K;
-  struct Prepared {
-    int32_t sum;
+  static constexpr std::size_t kBlockBytes = sizeof(BlockTq2_0);
+  struct Quad {  // quants copied 64-byte aligned (no split loads)
+    alignas(64) int8_t qs[4][kQK_K];
+    alignas(16) int32_t sum[4];
+    alignas(16) float dy[4];
   };
-  static void prepare(const std::byte* y, Prepared* p) { p->sum = q8k_sum(y); }
-  static float dot_row(const std::byte* x, const std::byte* y, int64_t n, const Prepared* p) {
-    float sumf = 0.0f;
-    for (int64_t i = 0; i < n; ++i, x += kBlockBytes, y += kQ8K) {
-      __m512i acc = _mm512_setzero_si512();
-      const std::byte* q8 = y + offsetof(BlockQ8_K, qs);
-      for (int c = 0; c < 2; ++c) {  // qs: 32 bytes per 128 elements
-        const __m512i q = _mm512_broadcast_i64x4(load32(x + offsetof(BlockTq2_0, qs) + 32 * c));
-        for (int n0 = 0; n0 < 4; n0 += 2) {
-          const __m512i shift = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(static_cast<short>(2 * n0)),
-                                                        _mm512_set1_epi16(static_cast<short>(2 * n0 + 2)));
-          const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(q, shift), _mm512_set1_epi8(3));
-          acc = _mm512_dpbusd_epi32(acc, codes, load64(q8 + 128 * c + 32 * n0));
-        }
-      }
-      const int32_t sumi = hsum_i32(acc) - p[i].sum;
-      sumf += to_f32(sumi) * (load_as<float>(y + offsetof(BlockQ8_K, d)) * load_fp16(x + offsetof(BlockTq2_0, d)));
+  static void prepare(const std::byte* y, int count, Quad* p) {
+    std::memset(p, 0, sizeof *p);
+    for (int l = 0; l < count; ++l, y += kQ8K) {
+      std::memcpy(p->qs[l], y + offsetof(BlockQ8_K, qs), kQK_K);
+      p->sum[l] = q8k_sum(y);
+      p->dy[l] = load_as<float>(y + offsetof(BlockQ8_K, d));
     }
-    return sumf;
+  }
+  FIXQ_GGUF_INLINE __m512i ints(const std::byte* x, const std::byte*, const Quad& p, int lane) {
+    __m512i acc = _mm512_setzero_si512();
+    const int8_t* q8 = p.qs[lane];
+    for (int c = 0; c < 2; ++c) {  // qs: 32 bytes per 128 elements
+      const __m512i q = _mm512_broadcast_i64x4(load32(x + offsetof(BlockTq2_0, qs) + 32 * c));
+      for (int n0 = 0; n0 < 4; n0 += 2) {
+        const __m512i shift = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(static_cast<short>(2 * n0)),
+                                                      _mm512_set1_epi16(static_cast<short>(2 * n0 + 2)));
+        const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(q, shift), _mm512_set1_epi8(3));
+        acc = _mm512_dpbusd_epi32(acc, codes, _mm512_load_si512(q8 + 128 * c + 32 * n0));
+      }
+    }
+    return acc;
+  }
+  FIXQ_GGUF_INLINE __m128 terms(const std::byte* x, const std::byte*, const Quad& p, __m128i isum, int count) {
+    const __m128 sumi = _mm_cvtepi32_ps(_mm_sub_epi32(isum, _mm_load_si128(reinterpret_cast<const __m128i*>(p.sum))));
+    return _mm_mul_ps(sumi, _mm_mul_ps(_mm_load_ps(p.dy), fp16_of_4(x, kBlockBytes, offsetof(BlockTq2_0, d), count)));
   }
 };
 
@@ -559,7 +650,11 @@ float dot_rows(const std::byte* x, const std::byte* y, int64_t n) {
 
 }  // namespace
 
-float dot_q2_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q2K>(x, y, n); }
+float dot_q2_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
+  float r;
+  QuadDriver<Q2K>::matvec(x, 1, n, y, &r);
+  return r;
+}
 float dot_q3_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q3K>(x, y, n); }
 float dot_q4_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
   float r;
@@ -569,7 +664,11 @@ float dot_q4_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
 float dot_q5_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q5K>(x, y, n); }
 float dot_q6_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q6K>(x, y, n); }
 float dot_tq1_0_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Tq1>(x, y, n); }
-float dot_tq2_0_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Tq2>(x, y, n); }
+float dot_tq2_0_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
+  float r;
+  QuadDriver<Tq2>::matvec(x, 1, n, y, &r);
+  return r;
+}
 float dot_iq4_xs_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
   float r;
   TermsDriver<Iq4Xs>::matvec(x, 1, n, y, &r);
@@ -577,7 +676,7 @@ float dot_iq4_xs_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
 }
 
 void matvec_q2_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  RowDriver<Q2K>::matvec(x, rows, n, y, out);
+  QuadDriver<Q2K>::matvec(x, rows, n, y, out);
 }
 void matvec_q3_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
   RowDriver<Q3K>::matvec(x, rows, n, y, out);
@@ -595,7 +694,7 @@ void matvec_tq1_0_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::b
   RowDriver<Tq1>::matvec(x, rows, n, y, out);
 }
 void matvec_tq2_0_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  RowDriver<Tq2>::matvec(x, rows, n, y, out);
+  QuadDriver<Tq2>::matvec(x, rows, n, y, out);
 }
 void matvec_iq4_xs_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
   TermsDriver<Iq4Xs>::matvec(x, rows, n, y, out);
