@@ -274,6 +274,79 @@ struct Q4K {
   }
 };
 
+// Q3_K (BlockQ3_K: hmask, qs, scales: 16 six-bit codes, value - 32, d); u = q + 4, in
+// the Q4_K order: qs byte l holds element 128h + 32j + l at bits 2j (j = 0..3), so the
+// vpshufb of q4k_lane_index on 32 qs bytes gives dwords [b_c, b_c+8, b_c, b_c+8] whose first
+// word takes the codes at bits 2j (sub-block 8h + 2j + a, a = L & 1) and second at bits 2j
+// + 2 (sub-block 8h + 2j + 2 + a): one vpsrlvw per 64 codes; the elements are those of Q4_K
+// chunk 2h + j / 2, so the activations are in q4k_order. The high bits come from hmask
+// through the same vpshufb.
+struct Q3K {
+  static constexpr std::size_t kBlockBytes = sizeof(BlockQ3_K), kYBlockBytes = kQ8K;
+  struct Prepared {
+    alignas(64) int8_t qs[kQK_K];  // q4k_order
+    alignas(64) int16_t off[128];  // 4 * (sum of each vpmaddubsw pair of qs)
+    float d;
+  };
+  static void prepare(const std::byte* y, Prepared* p) {
+    p->d = load_as<float>(y + offsetof(BlockQ8_K, d));
+    for (int k = 0; k < 4; ++k) {
+      const __m512i q = q4k_order(load64(y + offsetof(BlockQ8_K, qs) + 64 * k));
+      _mm512_store_si512(p->qs + 64 * k, q);
+      _mm512_store_si512(p->off + 32 * k, _mm512_slli_epi16(_mm512_maddubs_epi16(_mm512_set1_epi8(1), q), 2));
+    }
+  }
+  FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Prepared& p) {
+    // The 16 scales as bytes (ggml's 32-bit-word unpacking of q3_k_scale), minus 32, as
+    // words in the order of the scale dwords: chunk m = 2h + j / 2 takes (s[4m], s[4m + 2])
+    // in lanes with a = 0 and (s[4m + 1], s[4m + 3]) with a = 1.
+    const std::byte* sc = x + offsetof(BlockQ3_K, scales);
+    const uint32_t a0 = load_as<uint32_t>(sc), a1 = load_as<uint32_t>(sc + 4), t = load_as<uint32_t>(sc + 8);
+    const uint32_t k1 = 0x03030303u, k2 = 0x0F0F0F0Fu;
+    const __m128i codes = _mm_setr_epi32(static_cast<int>((a0 & k2) | ((t & k1) << 4)),
+                                         static_cast<int>((a1 & k2) | (((t >> 2) & k1) << 4)),
+                                         static_cast<int>(((a0 >> 4) & k2) | (((t >> 4) & k1) << 4)),
+                                         static_cast<int>(((a1 >> 4) & k2) | (((t >> 6) & k1) << 4)));
+    const __m128i ordered = _mm_shuffle_epi8(_mm_sub_epi8(codes, _mm_set1_epi8(32)),
+                                             _mm_setr_epi8(0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15));
+    const __m512i sw = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(ordered));  // dword 2m: A, 2m + 1: B
+    const __m512i index = q4k_lane_index();
+    const __m512i hm = _mm512_shuffle_epi8(_mm512_broadcast_i64x4(load32(x + offsetof(BlockQ3_K, hmask))), index);
+    __m512i acc = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      const __m512i q = _mm512_shuffle_epi8(_mm512_broadcast_i64x4(load32(x + offsetof(BlockQ3_K, qs) + 32 * h)), index);
+      for (int j = 0; j < 4; j += 2) {
+        const int m = 2 * h + j / 2;
+        const __m512i low = _mm512_and_si512(
+            _mm512_srlv_epi16(q, _mm512_set1_epi32(2 * j | (2 * j + 2) << 16)), _mm512_set1_epi8(3));
+        const __m512i bits = _mm512_set1_epi32(static_cast<int>(0x0101u * (1u << (4 * h + j)) | 0x01010000u * (1u << (4 * h + j + 1))));
+        const __m512i u = _mm512_mask_add_epi8(low, _mm512_test_epi8_mask(hm, bits), low, _mm512_set1_epi8(4));
+        const __m512i pairs = _mm512_sub_epi16(_mm512_maddubs_epi16(u, _mm512_load_si512(p.qs + 64 * m)),
+                                               _mm512_load_si512(p.off + 32 * m));
+        const __m512i scales = _mm512_permutexvar_epi32(  // lanes A, B, A, B
+            _mm512_mask_blend_epi32(0xF0F0, _mm512_set1_epi32(2 * m), _mm512_set1_epi32(2 * m + 1)), sw);
+        acc = _mm512_dpwssd_epi32(acc, pairs, scales);
+      }
+    }
+    // lanes (0, 2, 1, 3): classes 0-3 twice, then 4-7 twice; the halves added: 0-7.
+    return fold_lanes(_mm512_shuffle_i32x4(acc, acc, _MM_SHUFFLE(3, 1, 2, 0)));
+  }
+  // sums[l] += (dx * dy) * float(lane[l]) per super-block; at the end sumf = sums[0] + ... + sums[7].
+  static float dot_row(const std::byte* x, const std::byte*, int64_t n, const Prepared* p) {
+    __m256 sums = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n; ++i, x += kBlockBytes) {
+      const __m256i l = lanes(x, p[i]);
+      const float d = load_fp16(x + offsetof(BlockQ3_K, d)) * p[i].d;
+      sums = _mm256_add_ps(sums, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(l)));
+    }
+    alignas(32) float s[8];
+    _mm256_store_ps(s, sums);
+    float sumf = 0.0f;
+    for (float v : s) sumf += v;
+    return sumf;
+  }
+};
+
 // Q5_K: as Q4_K plus a fifth bit per element, bit j (sub-block) of qh[l].
 struct Q5K : LanesFormat<Q5K> {
   using Block = BlockQ5_K;
@@ -320,41 +393,6 @@ struct Q6K : LanesFormat<Q6K> {
       const __m512i u23 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4), hi23, bits45, 0xF8);
       acc = accumulate(acc, u01, p, 2 * h, scale_words16(s, 8 * h), true);
       acc = accumulate(acc, u23, p, 2 * h + 1, scale_words16(s, 8 * h + 4), true);
-    }
-    return fold_lanes(acc);
-  }
-};
-
-// Q3_K (BlockQ3_K: hmask, qs, scales: 16 six-bit codes, value - 32, d); u = q + 4.
-struct Q3K : LanesFormat<Q3K> {
-  using Block = BlockQ3_K;
-  static constexpr std::size_t kBlockBytes = sizeof(Block);
-  static constexpr int kOff = 4;
-  static constexpr bool kMins = false;
-  FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t*) {
-    // The 16 scales as bytes (ggml's 32-bit-word unpacking of q3_k_scale), minus 32.
-    const std::byte* sc = x + offsetof(BlockQ3_K, scales);
-    const uint32_t a0 = load_as<uint32_t>(sc), a1 = load_as<uint32_t>(sc + 4), t = load_as<uint32_t>(sc + 8);
-    const uint32_t k1 = 0x03030303u, k2 = 0x0F0F0F0Fu;
-    const __m128i codes = _mm_setr_epi32(static_cast<int>((a0 & k2) | ((t & k1) << 4)),
-                                         static_cast<int>((a1 & k2) | (((t >> 2) & k1) << 4)),
-                                         static_cast<int>(((a0 >> 4) & k2) | (((t >> 4) & k1) << 4)),
-                                         static_cast<int>(((a1 >> 4) & k2) | (((t >> 6) & k1) << 4)));
-    const __m512i s = _mm512_zextsi256_si512(_mm256_cvtepi8_epi16(_mm_sub_epi8(codes, _mm_set1_epi8(32))));
-    const __m512i hm = class_order(_mm512_castsi256_si512(load32(x + offsetof(BlockQ3_K, hmask))), true);
-    const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
-    __m512i acc = _mm512_setzero_si512();
-    for (int h = 0; h < 2; ++h) {
-      const __m512i q = class_order(_mm512_castsi256_si512(load32(x + offsetof(BlockQ3_K, qs) + 32 * h)), true);
-      for (int j = 0; j < 4; j += 2) {  // groups 4h + j, 4h + j + 1
-        const __m512i shift = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(static_cast<short>(2 * j)),
-                                                      _mm512_set1_epi16(static_cast<short>(2 * j + 2)));
-        const __m512i low = _mm512_and_si512(_mm512_srlv_epi16(q, shift), three);
-        const __m512i bits = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi8(static_cast<char>(1 << (4 * h + j))),
-                                                     _mm512_set1_epi8(static_cast<char>(1 << (4 * h + j + 1))));
-        const __m512i u = _mm512_mask_add_epi8(low, _mm512_test_epi8_mask(hm, bits), low, four);
-        acc = accumulate(acc, u, p, 2 * h + j / 2, scale_words16(s, 8 * h + 2 * j), true);
-      }
     }
     return fold_lanes(acc);
   }
