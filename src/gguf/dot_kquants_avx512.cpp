@@ -160,12 +160,25 @@ struct Q4KActQuad {
   alignas(64) int16_t bs_hi[32];
   alignas(64) float dy[16];
 };
-// Per four super-blocks of one row: the scale dwords (sc[2k] | sc[2k + 1] << 16 at 4L + k),
-// dx * dy at 4L, and (dmin * dy) * float(bsums . mins) at 4L.
+// Per four super-blocks of one row, three arrays of 16 (so that super-block i's values sit
+// at 4i of each, whatever the quad): the scale dwords (sc[2k] | sc[2k + 1] << 16 at 4i + k),
+// dx * dy at 4i, and (dmin * dy) * float(bsums . mins) at 4i.
 struct Q4KRowQuad {
-  alignas(64) int32_t sw[16];
-  alignas(64) float d[16];
-  alignas(64) float m[16];
+  alignas(64) int32_t v[16];
+};
+struct Q4KRowQuadF {
+  alignas(64) float v[16];
+};
+struct Q4KRow {
+  std::vector<Q4KRowQuad> sw;
+  std::vector<Q4KRowQuadF> d, m;
+  void resize(std::size_t nq) {
+    if (sw.size() < nq) {
+      sw.resize(nq);
+      d.resize(nq);
+      m.resize(nq);
+    }
+  }
 };
 
 // The six-bit scales and mins of four Q4_K headers (128-bit lane L: d, dmin, scales[12] of
@@ -200,7 +213,7 @@ struct Q4K {
   }
 
   // The row's Q4RowQuads from its headers, four super-blocks at a time.
-  static void prepare_row(const std::byte* x, int64_t n, const Q4KActQuad* aq, Q4KRowQuad* rq) {
+  static void prepare_row(const std::byte* x, int64_t n, const Q4KActQuad* aq, Q4KRow* rq) {
     for (int64_t q = 0; q < (n + 3) / 4; ++q) {
       __m512i h;
       const std::byte* b = x + static_cast<std::size_t>(q) * 4 * sizeof(BlockQ4_K);
@@ -215,7 +228,7 @@ struct Q4K {
         h = _mm512_load_si512(hs);
       }
       const __m512i v = q4k_scales_mins(h);
-      _mm512_store_si512(rq[q].sw, _mm512_unpacklo_epi8(v, _mm512_setzero_si512()));
+      _mm512_store_si512(rq->sw[q].v, _mm512_unpacklo_epi8(v, _mm512_setzero_si512()));
       const __m512i mm = _mm512_unpackhi_epi8(v, v);  // m0 m0 m1 m1 ... m7 m7
       // vpdpwssd as vpmaddwd (SIMDe 0.7 misnames _mm512_madd_epi16); |m| <= 63: no wrap.
       const __m512i zero = _mm512_setzero_si512();
@@ -226,50 +239,90 @@ struct Q4K {
       const __m512 dy = _mm512_load_ps(aq[q].dy);
       const __m512 dx = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h));
       const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h, 16)));
-      _mm512_store_ps(rq[q].d, _mm512_mul_ps(dx, dy));
-      _mm512_store_ps(rq[q].m, _mm512_mul_ps(_mm512_mul_ps(dmin, dy), _mm512_cvtepi32_ps(t)));
+      _mm512_store_ps(rq->d[q].v, _mm512_mul_ps(dx, dy));
+      _mm512_store_ps(rq->m[q].v, _mm512_mul_ps(_mm512_mul_ps(dmin, dy), _mm512_cvtepi32_ps(t)));
     }
   }
 
-  static float dot_row(const std::byte* x, int64_t n, const Q4KActs* a, const Q4KRowQuad* rq) {
+  // R (1 or 2) rows at once: each activation load serves R rows, and two rows' class lanes
+  // share one fold, conversion, product and sum (row r in the 256-bit half r). Each row's
+  // sums[l] and sumf still take their terms in super-block order.
+  template <int R>
+  static void dot_rows(const std::byte* const* xs, int64_t n, const Q4KActs* a, const Q4KRow* const* rows, float* out) {
     const __m512i index = q4k_lane_index(), low4 = _mm512_set1_epi8(0x0F);
-    __m256 sums = _mm256_setzero_ps();
-    float sumf = 0.0f;
-    for (int64_t i = 0; i < n; ++i, x += sizeof(BlockQ4_K)) {
-      const Q4KRowQuad& r = rq[i / 4];
-      const int l = static_cast<int>(i % 4);
-      __m512i acc = _mm512_setzero_si512();
-      for (int k = 0; k < 4; ++k) {
-        const __m512i z = _mm512_shuffle_epi8(_mm512_broadcast_i64x4(load32(x + offsetof(BlockQ4_K, qs) + 32 * k)), index);
-        const __m512i u = _mm512_and_si512(_mm512_mask_srli_epi16(z, 0xAAAAAAAAu, z, 4), low4);
-        acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u, _mm512_load_si512(a[i].qs + 64 * k)),
-                                  _mm512_set1_epi32(r.sw[4 * l + k]));
-      }
-      // lanes (0, 2, 1, 3): classes 0-3 twice, then 4-7 twice; the halves added: 0-7.
-      const __m256i lanes = fold_lanes(_mm512_shuffle_i32x4(acc, acc, _MM_SHUFFLE(3, 1, 2, 0)));
-      sums = _mm256_add_ps(sums, _mm256_mul_ps(_mm256_set1_ps(r.d[4 * l]), _mm256_cvtepi32_ps(lanes)));
-      sumf -= r.m[4 * l];
+    const std::byte* x[R];
+    const int32_t* sw[R];
+    const float *d[R], *m[R];
+    float sumf[R];
+    for (int r = 0; r < R; ++r) {
+      x[r] = xs[r] + offsetof(BlockQ4_K, qs);
+      sw[r] = rows[r]->sw[0].v;
+      d[r] = rows[r]->d[0].v;
+      m[r] = rows[r]->m[0].v;
+      sumf[r] = 0.0f;
     }
-    alignas(32) float s[8];
-    _mm256_store_ps(s, sums);
-    for (float v : s) sumf += v;
-    return sumf;
+    __m512 sums = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; ++i) {
+      __m512i acc[R];
+      for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
+      for (int k = 0; k < 4; ++k) {
+        const __m512i y = _mm512_load_si512(a[i].qs + 64 * k);
+        for (int r = 0; r < R; ++r) {
+          const __m512i z = _mm512_shuffle_epi8(_mm512_broadcast_i64x4(load32(x[r] + 32 * k)), index);
+          const __m512i u = _mm512_and_si512(_mm512_mask_srli_epi16(z, 0xAAAAAAAAu, z, 4), low4);
+          acc[r] = _mm512_dpwssd_epi32(acc[r], _mm512_maddubs_epi16(u, y), _mm512_set1_epi32(sw[r][k]));
+        }
+      }
+      // 128-bit lanes 0 + 1: classes 0-3, 2 + 3: classes 4-7.
+      if constexpr (R == 2) {
+        const __m512i lanes = _mm512_add_epi32(_mm512_shuffle_i32x4(acc[0], acc[1], 0x88),
+                                               _mm512_shuffle_i32x4(acc[0], acc[1], 0xDD));
+        const __m512 dd = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(*d[0]), _mm512_set1_ps(*d[1]));
+        sums = _mm512_add_ps(sums, _mm512_mul_ps(dd, _mm512_cvtepi32_ps(lanes)));
+      } else {
+        const __m256i lanes = fold_lanes(_mm512_shuffle_i32x4(acc[0], acc[0], _MM_SHUFFLE(3, 1, 2, 0)));
+        sums = _mm512_castps256_ps512(
+            _mm256_add_ps(_mm512_castps512_ps256(sums), _mm256_mul_ps(_mm256_set1_ps(*d[0]), _mm256_cvtepi32_ps(lanes))));
+      }
+      for (int r = 0; r < R; ++r) {
+        sumf[r] -= *m[r];
+        x[r] += sizeof(BlockQ4_K);
+        sw[r] += 4;
+        d[r] += 4;
+        m[r] += 4;
+      }
+    }
+    alignas(64) float s[16];
+    _mm512_store_ps(s, sums);
+    for (int r = 0; r < R; ++r) {
+      for (int l = 0; l < 8; ++l) sumf[r] += s[8 * r + l];
+      out[r] = sumf[r];
+    }
   }
 
   static void matvec(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
     static thread_local std::vector<Q4KActs> acts;
     static thread_local std::vector<Q4KActQuad> act_quads;
-    static thread_local std::vector<Q4KRowQuad> row_quads;
+    static thread_local Q4KRow row_data[2];
     const auto nq = static_cast<std::size_t>((n + 3) / 4);
     if (acts.size() < static_cast<std::size_t>(n)) acts.resize(static_cast<std::size_t>(n));
     if (act_quads.size() < nq) act_quads.resize(nq);
-    if (row_quads.size() < nq) row_quads.resize(nq);
+    row_data[0].resize(nq);
+    row_data[1].resize(nq);
     prepare(y, n, acts.data(), act_quads.data());
     const std::size_t row_bytes = static_cast<std::size_t>(n) * sizeof(BlockQ4_K);
-    for (int64_t r = 0; r < rows; ++r) {
-      const std::byte* row = x + static_cast<std::size_t>(r) * row_bytes;
-      prepare_row(row, n, act_quads.data(), row_quads.data());
-      out[r] = dot_row(row, n, acts.data(), row_quads.data());
+    const Q4KRow* rd[2] = {&row_data[0], &row_data[1]};
+    int64_t r = 0;
+    for (; r + 2 <= rows; r += 2) {
+      const std::byte* xs[2] = {x + static_cast<std::size_t>(r) * row_bytes, x + static_cast<std::size_t>(r + 1) * row_bytes};
+      prepare_row(xs[0], n, act_quads.data(), &row_data[0]);
+      prepare_row(xs[1], n, act_quads.data(), &row_data[1]);
+      dot_rows<2>(xs, n, acts.data(), rd, out + r);
+    }
+    if (r < rows) {
+      const std::byte* xs[1] = {x + static_cast<std::size_t>(r) * row_bytes};
+      prepare_row(xs[0], n, act_quads.data(), &row_data[0]);
+      dot_rows<1>(xs, n, acts.data(), rd, out + r);
     }
   }
 };
