@@ -152,6 +152,18 @@ FIXQ_GGUF_INLINE __m512i iq4_xs_scale_lanes(const std::byte* block0, const std::
   return _mm512_sub_epi32(_mm512_or_si512(low, _mm512_slli_epi32(high, 4)), _mm512_set1_epi32(32));
 }
 
+// The 16 terms of two IQ4_XS blocks (block1 follows block0 by `next` bytes) from their
+// sub-block sums sumi (lane 8b + i): (dx_b * dy_b) * float(ls - 32) * float(sumi), in
+// dot_ref.cpp's order; dy0, dy1 are the two Q8_K blocks' d.
+FIXQ_GGUF_INLINE __m512 iq4_xs_pair_terms(const std::byte* block0, std::ptrdiff_t next, __m512i sumi, float dy0,
+                                          float dy1) {
+  const __m512i ls = iq4_xs_scale_lanes(block0, block0 + next);
+  const std::byte* dx = block0 + offsetof(BlockIq4Xs, d);
+  const __m512 d4d8 =
+      _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(load_fp16(dx) * dy0), _mm512_set1_ps(load_fp16(dx + next) * dy1));
+  return _mm512_mul_ps(_mm512_mul_ps(d4d8, _mm512_cvtepi32_ps(ls)), _mm512_cvtepi32_ps(sumi));
+}
+
 // The class permutation of the K-quant dots (see dot_kquants_avx512.cpp), on each 256-bit
 // half of v: byte 4d + i of the half takes byte 8i + d, so that dword d holds the four
 // elements of the 32 that are congruent to d (mod 8). vpermd gathers the dwords whose bytes

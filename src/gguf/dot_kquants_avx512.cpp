@@ -724,11 +724,7 @@ struct Iq4Xs {
                                            _mm512_load_si512(p.qs[b] + 64 * k));
       }
     const __m512i sumi = _mm512_sub_epi32(sum_lanes_8x2(s), _mm512_slli_epi32(_mm512_load_si512(p.sum), 7));
-    const __m512i ls = iq4_xs_scale_lanes(x, x + kBlockBytes);
-    const std::byte* dx = x + offsetof(BlockIq4Xs, d);
-    const __m512 d4d8 = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(load_fp16(dx) * p.d[0]),
-                                             _mm512_set1_ps(load_fp16(dx + kBlockBytes) * p.d[1]));
-    return _mm512_mul_ps(_mm512_mul_ps(d4d8, _mm512_cvtepi32_ps(ls)), _mm512_cvtepi32_ps(sumi));
+    return iq4_xs_pair_terms(x, kBlockBytes, sumi, p.d[0], p.d[1]);
   }
 };
 

@@ -262,23 +262,16 @@ struct Nvfp4 {
   }
 };
 
-template <class F>
-float dot(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  float r;
-  TermsDriver<F>::matvec(x, 1, n_blocks, y, &r);
-  return r;
-}
-
 }  // namespace
 
-float dot_q4_0_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Q4_0>(x, y, n); }
-float dot_q4_1_q8_1(const std::byte* x, const std::byte* y, int64_t n) { return dot<Q4_1>(x, y, n); }
-float dot_q5_0_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Q5_0>(x, y, n); }
-float dot_q5_1_q8_1(const std::byte* x, const std::byte* y, int64_t n) { return dot<Q5_1>(x, y, n); }
-float dot_q8_0_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Q8_0>(x, y, n); }
-float dot_iq4_nl_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Iq4Nl>(x, y, n); }
-float dot_mxfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Mxfp4>(x, y, n); }
-float dot_nvfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Nvfp4>(x, y, n); }
+float dot_q4_0_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Q4_0>::dot(x, y, n); }
+float dot_q4_1_q8_1(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Q4_1>::dot(x, y, n); }
+float dot_q5_0_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Q5_0>::dot(x, y, n); }
+float dot_q5_1_q8_1(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Q5_1>::dot(x, y, n); }
+float dot_q8_0_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Q8_0>::dot(x, y, n); }
+float dot_iq4_nl_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Iq4Nl>::dot(x, y, n); }
+float dot_mxfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Mxfp4>::dot(x, y, n); }
+float dot_nvfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Nvfp4>::dot(x, y, n); }
 
 void matvec_q4_0_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
   TermsDriver<Q4_0>::matvec(x, rows, n, y, out);

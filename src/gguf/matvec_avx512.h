@@ -45,6 +45,13 @@ struct TermsDriver {
     for (; r < rows; ++r) tile<1>(x + static_cast<std::size_t>(r) * row_bytes, row_bytes, n_blocks, prepared.data(), out + r);
   }
 
+  // One row: the dot product, the same sums as a one-row matvec.
+  static float dot(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+    float r;
+    matvec(x, 1, n_blocks, y, &r);
+    return r;
+  }
+
  private:
   // The terms of x blocks [c * kChunk, + blocks) of one row; a short last chunk is copied
   // into a zero-filled buffer so that terms() never reads past the row.

@@ -421,26 +421,15 @@ struct Iq4Xs {
         acc[2 * b + h] = dot_halves(low_values(q, table), high_values(q, table), p.lo[2 * b + h], p.hi[2 * b + h]);
       }
     const __m512i sumi = _mm512_sub_epi32(sum_lanes_4x4(acc), _mm512_load_si512(p.sum128));
-    const __m512i ls = iq4_xs_scale_lanes(x, x + kBlockBytes);
-    const std::byte* dx = x + offsetof(BlockIq4Xs, d);
-    const __m512 d4d8 = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(load_fp16(dx) * p.d[0]),
-                                             _mm512_set1_ps(load_fp16(dx + kBlockBytes) * p.d[1]));
-    return _mm512_mul_ps(_mm512_mul_ps(d4d8, _mm512_cvtepi32_ps(ls)), _mm512_cvtepi32_ps(sumi));
+    return iq4_xs_pair_terms(x, kBlockBytes, sumi, p.d[0], p.d[1]);
   }
 };
 
-template <class F>
-float dot(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  float r;
-  TermsDriver<F>::matvec(x, 1, n_blocks, y, &r);
-  return r;
-}
-
 }  // namespace
 
-float dot_iq4_nl_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Iq4Nl>(x, y, n); }
-float dot_mxfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Mxfp4>(x, y, n); }
-float dot_nvfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return dot<Nvfp4>(x, y, n); }
+float dot_iq4_nl_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Iq4Nl>::dot(x, y, n); }
+float dot_mxfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Mxfp4>::dot(x, y, n); }
+float dot_nvfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Nvfp4>::dot(x, y, n); }
 
 void matvec_iq4_nl_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
   TermsDriver<Iq4Nl>::matvec(x, rows, n, y, out);
