@@ -252,6 +252,8 @@ simde__m512 dpbf16_ps(simde__m512 src, const BH& a, const BH& b) {
 
 #define _mm512_maskz_loadu_epi32(k, p) \
   (fixq::emulated::mask_loadu<simde__m512i, int32_t, 16>(simde_mm512_setzero_si512(), (k), (p)))
+#define _mm512_maskz_loadu_epi8(k, p) \
+  (fixq::emulated::mask_loadu<simde__m512i, int8_t, 64>(simde_mm512_setzero_si512(), (k), (p)))
 #define _mm512_maskz_loadu_epi16(k, p) \
   (fixq::emulated::mask_loadu<simde__m512i, int16_t, 32>(simde_mm512_setzero_si512(), (k), (p)))
 #define _mm512_mask_storeu_epi32(p, k, a) (fixq::emulated::mask_storeu<simde__m512i, int32_t, 16>((p), (k), (a)))
