@@ -291,5 +291,9 @@ simde__m512 dpbf16_ps(simde__m512 src, const BH& a, const BH& b) {
 #define _mm512_cvtph_ps(a) (fixq::emulated::cvtph_ps<simde__m512, 16>(a))
 #define _mm512_cmpneq_epi32_mask(a, b) \
   (fixq::emulated::cmp_epi32_mask((a), (b), [](int32_t x, int32_t y) { return x != y; }))
+// SIMDe 0.7's alias of _mm512_madd_epi16 (avx512/madd.h) takes the four arguments of the
+// masked form, so VPMADDWD zmm could not be written under its own name.
+#undef _mm512_madd_epi16
+#define _mm512_madd_epi16(a, b) (simde_mm512_madd_epi16((a), (b)))
 #undef _mm512_dpbf16_ps
 #define _mm512_dpbf16_ps(src, a, b) (fixq::emulated::dpbf16_ps((src), (a), (b)))
