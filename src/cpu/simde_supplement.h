@@ -2,8 +2,9 @@
 // use that SIMDe 0.7 (Debian 12's libsimde-dev) does not provide, written in portable C++
 // from the operation sections of Intel's intrinsics guide (the SDM's pseudo-code). Masked
 // loads read, and masked stores write, only the lanes of their mask, as the instructions'
-// fault suppression guarantees. tests/cpu/simde_supplement_test.cpp compares every one
-// with the hardware instruction where the CPU has it.
+// fault suppression guarantees. tests/cpu/supplement_test.cpp runs every one through the
+// emulated build of tests/cpu/supplement_avx512*.cpp, compares it bit for bit with the
+// hardware instruction where the CPU has it, and with a scalar statement of the pseudo-code.
 #pragma once
 
 #include <cmath>
@@ -221,12 +222,23 @@ R cvtph_ps(const V& a) {
 
 // VDPBF16PS zmm: per float32 lane, c += a.bf16[1] * b.bf16[1], then c += a.bf16[0] *
 // b.bf16[0], each an FMA with DAZ in, FTZ out and round-to-nearest-even (MXCSR ignored).
-inline float daz_ftz(float x) {
+// x86 decides tininess after rounding with an unbounded exponent: an exact result below
+// 2^-126 - 2^-151 (which rounds, at 24 bits, below 2^-126) is flushed, even where the
+// subnormal format would round it up to 2^-126 itself.
+inline float daz(float x) {
   uint32_t u;
   std::memcpy(&u, &x, 4);
   if ((u & 0x7F800000u) == 0) u &= 0x80000000u;
   std::memcpy(&x, &u, 4);
   return x;
+}
+inline float fma_ftz(float p, float q, float c) {
+  const float r = std::fma(p, q, c);
+  // p * q is exact in double (two 8-bit significands); the double sum, within 2^-179 of
+  // the exact one near 2^-126, where exact results lie on a grid of 2^-164 or coarser,
+  // compares with the threshold as the exact sum does.
+  const double x = static_cast<double>(p) * q + c;
+  return std::fabs(x) < 0x1.ffffffp-127 ? std::copysign(0.0f, r) : r;
 }
 inline float bf16_bits_to_float(uint32_t h) {
   const uint32_t u = h << 16;
@@ -240,9 +252,9 @@ simde__m512 dpbf16_ps(simde__m512 src, const BH& a, const BH& b) {
   const auto x = lanes<uint32_t, 16>(a), y = lanes<uint32_t, 16>(b);
   for (int i = 0; i < 16; ++i) {
     for (int half = 1; half >= 0; --half) {
-      const float p = daz_ftz(bf16_bits_to_float((x.v[i] >> (16 * half)) & 0xFFFFu));
-      const float q = daz_ftz(bf16_bits_to_float((y.v[i] >> (16 * half)) & 0xFFFFu));
-      c.v[i] = daz_ftz(std::fma(p, q, daz_ftz(c.v[i])));
+      const float p = daz(bf16_bits_to_float((x.v[i] >> (16 * half)) & 0xFFFFu));
+      const float q = daz(bf16_bits_to_float((y.v[i] >> (16 * half)) & 0xFFFFu));
+      c.v[i] = fma_ftz(p, q, daz(c.v[i]));
     }
   }
   return vec<simde__m512>(c);
