@@ -193,6 +193,19 @@ simde__m512i zext_si512(const V& a) {
   return vec<simde__m512i>(r);
 }
 
+// VPMADDWD zmm: per int32 lane, a.i16[2i] * b.i16[2i] + a.i16[2i+1] * b.i16[2i+1], each
+// product exact in int32 and the sum wrapping: only (-2^15)(-2^15) + (-2^15)(-2^15) = 2^31
+// leaves int32, and becomes -2^31. SIMDe 0.7's simde_mm512_madd_epi16 adds in int, which
+// is undefined behaviour there.
+inline simde__m512i madd_epi16(simde__m512i a, simde__m512i b) {
+  const auto x = lanes<int16_t, 32>(a), y = lanes<int16_t, 32>(b);
+  Lanes<uint32_t, 16> r;
+  for (int i = 0; i < 16; ++i)
+    r.v[i] = static_cast<uint32_t>(int32_t{x.v[2 * i]} * y.v[2 * i]) +
+             static_cast<uint32_t>(int32_t{x.v[2 * i + 1]} * y.v[2 * i + 1]);
+  return vec<simde__m512i>(r);
+}
+
 // VCVTPH2PS: IEEE binary16 -> binary32, exact; a NaN comes back quiet (bit 22 set) with
 // its payload, as the instruction does.
 inline float half_to_float(uint16_t h) {
@@ -306,6 +319,6 @@ simde__m512 dpbf16_ps(simde__m512 src, const BH& a, const BH& b) {
 // SIMDe 0.7's alias of _mm512_madd_epi16 (avx512/madd.h) takes the four arguments of the
 // masked form, so VPMADDWD zmm could not be written under its own name.
 #undef _mm512_madd_epi16
-#define _mm512_madd_epi16(a, b) (simde_mm512_madd_epi16((a), (b)))
+#define _mm512_madd_epi16(a, b) (fixq::emulated::madd_epi16((a), (b)))
 #undef _mm512_dpbf16_ps
 #define _mm512_dpbf16_ps(src, a, b) (fixq::emulated::dpbf16_ps((src), (a), (b)))
