@@ -2,8 +2,9 @@
 // use that SIMDe 0.7 (Debian 12's libsimde-dev) does not provide, written in portable C++
 // from the operation sections of Intel's intrinsics guide (the SDM's pseudo-code). Masked
 // loads read, and masked stores write, only the lanes of their mask, as the instructions'
-// fault suppression guarantees. tests/cpu/simde_supplement_test.cpp compares every one
-// with the hardware instruction where the CPU has it.
+// fault suppression guarantees. tests/cpu/supplement_test.cpp runs every one through the
+// emulated build of tests/cpu/supplement_avx512*.cpp, compares it bit for bit with the
+// hardware instruction where the CPU has it, and with a scalar statement of the pseudo-code.
 #pragma once
 
 #include <cmath>
@@ -192,6 +193,19 @@ simde__m512i zext_si512(const V& a) {
   return vec<simde__m512i>(r);
 }
 
+// VPMADDWD zmm: per int32 lane, a.i16[2i] * b.i16[2i] + a.i16[2i+1] * b.i16[2i+1], each
+// product exact in int32 and the sum wrapping: only (-2^15)(-2^15) + (-2^15)(-2^15) = 2^31
+// leaves int32, and becomes -2^31. SIMDe 0.7's simde_mm512_madd_epi16 adds in int, which
+// is undefined behaviour there.
+inline simde__m512i madd_epi16(simde__m512i a, simde__m512i b) {
+  const auto x = lanes<int16_t, 32>(a), y = lanes<int16_t, 32>(b);
+  Lanes<uint32_t, 16> r;
+  for (int i = 0; i < 16; ++i)
+    r.v[i] = static_cast<uint32_t>(int32_t{x.v[2 * i]} * y.v[2 * i]) +
+             static_cast<uint32_t>(int32_t{x.v[2 * i + 1]} * y.v[2 * i + 1]);
+  return vec<simde__m512i>(r);
+}
+
 // VCVTPH2PS: IEEE binary16 -> binary32, exact; a NaN comes back quiet (bit 22 set) with
 // its payload, as the instruction does.
 inline float half_to_float(uint16_t h) {
@@ -221,12 +235,23 @@ R cvtph_ps(const V& a) {
 
 // VDPBF16PS zmm: per float32 lane, c += a.bf16[1] * b.bf16[1], then c += a.bf16[0] *
 // b.bf16[0], each an FMA with DAZ in, FTZ out and round-to-nearest-even (MXCSR ignored).
-inline float daz_ftz(float x) {
+// x86 decides tininess after rounding with an unbounded exponent: an exact result below
+// 2^-126 - 2^-151 (which rounds, at 24 bits, below 2^-126) is flushed, even where the
+// subnormal format would round it up to 2^-126 itself.
+inline float daz(float x) {
   uint32_t u;
   std::memcpy(&u, &x, 4);
   if ((u & 0x7F800000u) == 0) u &= 0x80000000u;
   std::memcpy(&x, &u, 4);
   return x;
+}
+inline float fma_ftz(float p, float q, float c) {
+  const float r = std::fma(p, q, c);
+  // p * q is exact in double (two 8-bit significands); the double sum, within 2^-179 of
+  // the exact one near 2^-126, where exact results lie on a grid of 2^-164 or coarser,
+  // compares with the threshold as the exact sum does.
+  const double x = static_cast<double>(p) * q + c;
+  return std::fabs(x) < 0x1.ffffffp-127 ? std::copysign(0.0f, r) : r;
 }
 inline float bf16_bits_to_float(uint32_t h) {
   const uint32_t u = h << 16;
@@ -240,9 +265,9 @@ simde__m512 dpbf16_ps(simde__m512 src, const BH& a, const BH& b) {
   const auto x = lanes<uint32_t, 16>(a), y = lanes<uint32_t, 16>(b);
   for (int i = 0; i < 16; ++i) {
     for (int half = 1; half >= 0; --half) {
-      const float p = daz_ftz(bf16_bits_to_float((x.v[i] >> (16 * half)) & 0xFFFFu));
-      const float q = daz_ftz(bf16_bits_to_float((y.v[i] >> (16 * half)) & 0xFFFFu));
-      c.v[i] = daz_ftz(std::fma(p, q, daz_ftz(c.v[i])));
+      const float p = daz(bf16_bits_to_float((x.v[i] >> (16 * half)) & 0xFFFFu));
+      const float q = daz(bf16_bits_to_float((y.v[i] >> (16 * half)) & 0xFFFFu));
+      c.v[i] = fma_ftz(p, q, daz(c.v[i]));
     }
   }
   return vec<simde__m512>(c);
@@ -291,5 +316,9 @@ simde__m512 dpbf16_ps(simde__m512 src, const BH& a, const BH& b) {
 #define _mm512_cvtph_ps(a) (fixq::emulated::cvtph_ps<simde__m512, 16>(a))
 #define _mm512_cmpneq_epi32_mask(a, b) \
   (fixq::emulated::cmp_epi32_mask((a), (b), [](int32_t x, int32_t y) { return x != y; }))
+// SIMDe 0.7's alias of _mm512_madd_epi16 (avx512/madd.h) takes the four arguments of the
+// masked form, so VPMADDWD zmm could not be written under its own name.
+#undef _mm512_madd_epi16
+#define _mm512_madd_epi16(a, b) (fixq::emulated::madd_epi16((a), (b)))
 #undef _mm512_dpbf16_ps
 #define _mm512_dpbf16_ps(src, a, b) (fixq::emulated::dpbf16_ps((src), (a), (b)))
