@@ -111,6 +111,18 @@ TEST_P(Bf16Paths, DotFollowsTheInstructionsSemantics) {
     const std::vector<uint16_t> x{bf(-0x1p-64f), bf(0x1.8p-63f)}, y{bf(0x1p-63f), bf(0x1p-63f)};
     EXPECT_EQ(bits(dot(x, y)), bits(0x1p-126f));
   }
+  // Tininess after rounding with an unbounded exponent: lane 0 holds 2^-126 + 2^-149 after
+  // pair 0 (2^-63 * 2^-63, then 2^-75 * 2^-74), then adds -(13 * 2^-80)(197 * 2^-80): the
+  // exact 2^-126 - 513 * 2^-160 rounds to 2^-126 - 2^-150 at 24 bits, below 2^-126, so
+  // vdpbf16ps flushes it to +0 (checked on Zen 5's AVX512_BF16), although rounding into
+  // the subnormal format would give 2^-126.
+  {
+    std::vector<uint16_t> x(130, 0), y(130, 0);
+    x[1] = y[1] = bf(0x1p-63f);
+    x[0] = bf(0x1p-75f), y[0] = bf(0x1p-74f);
+    x[129] = bf(-0x1.ap-77f), y[129] = bf(0x1.8ap-73f);
+    EXPECT_EQ(bits(dot(x, y)), bits(0.0f));
+  }
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(dot(std::vector<uint16_t>{bf(inf), one}, std::vector<uint16_t>{one, one}), inf);
   EXPECT_TRUE(std::isnan(dot(std::vector<uint16_t>{bf(inf)}, std::vector<uint16_t>{0})));           // inf * 0
