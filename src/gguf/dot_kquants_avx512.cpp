@@ -230,7 +230,8 @@ struct Q4K {
       const __m512i v = q4k_scales_mins(h);
       _mm512_store_si512(rq->sw[q].v, _mm512_unpacklo_epi8(v, _mm512_setzero_si512()));
       const __m512i mm = _mm512_unpackhi_epi8(v, v);  // m0 m0 m1 m1 ... m7 m7
-      // vpdpwssd as vpmaddwd (SIMDe 0.7 misnames _mm512_madd_epi16); |m| <= 63: no wrap.
+      // Two vpdpwssd chained from zero: both products and their sum in two instructions
+      // (vpmaddwd twice and vpaddd would be three); |m| <= 63: no wrap.
       const __m512i zero = _mm512_setzero_si512();
       const __m512i prod = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(zero, _mm512_unpacklo_epi8(mm, zero), _mm512_load_si512(aq[q].bs_lo)),
                                                _mm512_unpackhi_epi8(mm, zero), _mm512_load_si512(aq[q].bs_hi));
@@ -577,7 +578,8 @@ struct Q2K {
       if (l < count) h = _mm512_mask_broadcast_i32x4(h, static_cast<__mmask16>(0xF << (4 * l)), load16(x + l * kBlockBytes));
     const __m512i mins = _mm512_and_si512(_mm512_srli_epi16(h, 4), _mm512_set1_epi8(0x0F));
     const __m512i zero = _mm512_setzero_si512();
-    // vpdpwssd as vpmaddwd (SIMDe 0.7 misnames _mm512_madd_epi16); mins <= 15: no wrap.
+    // Two vpdpwssd chained from zero: both products and their sum in two instructions
+    // (vpmaddwd twice and vpaddd would be three); mins <= 15: no wrap.
     const __m512i prod = _mm512_dpwssd_epi32(
         _mm512_dpwssd_epi32(zero, _mm512_unpacklo_epi8(mins, zero), _mm512_load_si512(p.bs_lo)),
         _mm512_unpackhi_epi8(mins, zero), _mm512_load_si512(p.bs_hi));
