@@ -20,13 +20,15 @@ namespace {
 
 // A block of B's panel (kc groups x nr columns, MicroKernel::kc_bytes) stays in cache while
 // every row group of the A block passes; the A block (up to kMc rows x kc groups) in L2.
-constexpr int64_t kMc = 240;  // a multiple of every kernel's mr (2, 4, 6)
+constexpr int64_t kMc = 240;  // a multiple of every kernel's rows per tile (2, 3, 4, 6)
 
 int64_t block_groups(const MicroKernel& k, IntType a, IntType b, bool whole_k_fits) {
   const int64_t cache = std::max<int64_t>(16, k.kc_bytes / (int64_t{k.b.nr} * k.b.kr * k.b.b_bytes));
   // Per-block int32 partial sums must not overflow when they are added into int64 later;
-  // when the whole K fits in int32 every running sum does too.
-  return whole_k_fits ? cache : std::min(cache, max_block_groups(a, b, k.b.kr));
+  // when the whole K fits in int32 every running sum does too. s16 A in byte planes sums
+  // bytes in int32 (each plane's sum as 8-bit A's).
+  const IntType summed = k.a == APacking::Split16 ? IntType::U8 : a;
+  return whole_k_fits ? cache : std::min(cache, max_block_groups(summed, b, k.b.kr));
 }
 
 // Products below this many multiply-adds stay on the calling thread: spawning costs more.
@@ -42,8 +44,10 @@ template <class Acc>
 void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t p1, Acc* c, int64_t ldc) {
   const MicroKernel& k = *pr.kern;
   const PackedPanels& panels = *pr.panels;
-  const int64_t groups = panels.groups, nr = k.b.nr, mr = k.mr;
+  const int64_t groups = panels.groups, nr = k.b.nr;
   const int64_t panel_group_bytes = nr * k.b.kr * k.b.b_bytes, a_group = a_group_bytes(k);
+  const int64_t tile_rows = a_rows_per_tile(k);
+  const bool split = k.a == APacking::Split16;
   thread_local std::vector<int8_t> apack;
   alignas(64) int32_t tile[8 * 64];
   for (int64_t g0 = 0; g0 < groups; g0 += pr.kc) {
@@ -56,10 +60,21 @@ void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t
         const int8_t* bp = panels.panel(p) + g0 * panel_group_bytes;
         const int64_t n0 = p * nr;
         const int cols = static_cast<int>(std::min(nr, pr.n - n0));
-        for (int64_t r0 = m0; r0 < m1; r0 += mr) {
-          const int rows = static_cast<int>(std::min(mr, m1 - r0));
-          const int8_t* ap = apack.data() + ((r0 - m0) / mr) * gc * a_group;
-          if constexpr (std::is_same_v<Acc, int32_t>) {
+        for (int64_t r0 = m0; r0 < m1; r0 += tile_rows) {
+          const int rows = static_cast<int>(std::min(tile_rows, m1 - r0));
+          const int8_t* ap = apack.data() + ((r0 - m0) / tile_rows) * gc * a_group;
+          if (split) {
+            // The kernel combines its byte planes in int64 and writes C itself.
+            TileArgs t{ap, bp, gc, rows, cols, nullptr, ldc, !first, nullptr};
+            if constexpr (std::is_same_v<Acc, int32_t>) {
+              t.c = c + r0 * ldc + n0;  // the whole K fits: so does 32768 * |colsum|
+              t.init = first ? panels.split_comp32.data() + n0 : nullptr;
+            } else {
+              t.c64 = c + r0 * ldc + n0;
+              t.init64 = first ? panels.split_comp64.data() + n0 : nullptr;
+            }
+            k.run(t);
+          } else if constexpr (std::is_same_v<Acc, int32_t>) {
             const int32_t* init = first && pr.shifted ? panels.shift_comp32.data() + n0 : nullptr;
             k.run(TileArgs{ap, bp, gc, rows, cols, c + r0 * ldc + n0, ldc, !first, init});
           } else {

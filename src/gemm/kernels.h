@@ -38,6 +38,12 @@ enum class APacking : uint8_t {
   Pairs16,       // int16 values (u8, s8 or s16 A): vpmaddwd / vpdpwssd pairs
   Quads8,        // uint8 values: u8 A as is, s8 A plus 128 (the driver subtracts 128 * colsum[n])
   Quads8SignAbs, // per row 8 bytes: the 4 int8 values of A, then their absolute values
+  // s16 A as two uint8 planes for vpdpbusd: each row fills two of the mr slots, its 4 low
+  // bytes (u8) and then its 4 high bytes plus 128 (s8 shifted to u8). A tile then covers
+  // mr / 2 rows, and a = 256 * (high + 128) + low - 32768 makes every product exact in
+  // 8-bit multiplies: the kernel combines the two int32 plane sums in int64, and the driver
+  // starts each column at -32768 * colsum[n] (PackedPanels::split_comp64).
+  Split16,
 };
 
 // B packed in one format, with what the kernels need besides the panels.
@@ -51,6 +57,9 @@ struct PackedPanels {
   // from; the int32 copy only where every entry fits.
   std::vector<int64_t> shift_comp64;
   std::vector<int32_t> shift_comp32;
+  // -32768 * colsum[n], the start of a product with s16 A in byte planes (APacking::Split16).
+  std::vector<int64_t> split_comp64;
+  std::vector<int32_t> split_comp32;
 
   const int8_t* panel(int64_t p) const {
     return data.data() + p * groups * format.nr * format.kr * format.b_bytes;
@@ -68,11 +77,15 @@ struct TileArgs {
   int64_t ldc;
   bool accumulate;      // c += sums; else c = init[j] + sums (init may be null: 0)
   const int32_t* init;  // per column of the tile
+  // Split16 kernels only: rows counts A's rows (2 * rows packed slots), and with c64 set
+  // the tile is written as int64 to c64 (row stride ldc, init from init64) instead of c.
+  int64_t* c64 = nullptr;
+  const int64_t* init64 = nullptr;
 };
 
 struct MicroKernel {
   const char* name;     // what it is: family, instruction, operand types, tile
-  int mr;
+  int mr;               // packed rows per tile (A rows: mr, or mr / 2 for Split16)
   APacking a;
   PanelFormat b;
   void (*run)(const TileArgs&);
@@ -106,6 +119,8 @@ void pack_a(const MicroKernel& k, const MatrixView& a, int64_t row0, int64_t row
             std::vector<int8_t>& out);
 // Bytes of one packed A micro-panel per k-group.
 int64_t a_group_bytes(const MicroKernel& k);
+// A's rows per tile: mr, or mr / 2 where each row takes two slots (Split16).
+int64_t a_rows_per_tile(const MicroKernel& k);
 
 // The largest number of k-groups whose int32 partial sums cannot overflow for these types
 // and kr; and whether the whole K fits in int32.

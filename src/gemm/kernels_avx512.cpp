@@ -3,8 +3,12 @@
 //     int16 intermediate, no saturation: the driver keeps every sum inside int32). s8 A
 //     arrives shifted to u8 (+128, APacking::Quads8) and the driver starts each column at
 //     -128 * colsum[n].
-//   int16 pairs x s8 / s16 B: vpdpwssd adds two int16 x int16 products per lane; s8
-//     weights stay one byte in memory and are widened in registers.
+//   s16 A x s8 B: vpdpbusd on A's two byte planes (APacking::Split16), the low bytes and
+//     the high bytes plus 128, each plane in its own accumulators; the tile's store forms
+//     256 * high + low in int64. Twice the vpdpbusd of 8-bit A, but 64 products each and no
+//     widening of B: the GEMV of a 16-bit GRU step reads its weights once, as at 8 bits,
+//     where vpdpwssd took 32-byte loads and a vpmovsxbw per 32 weights.
+//   int16 pairs x s16 B: vpdpwssd adds two int16 x int16 products per lane.
 // For one or two rows (a GEMV, a GRU step at batch 1) the k-groups alternate between two
 // sets of accumulators, so that eight independent chains hide vpdpbusd's latency.
 #include "cpu/x86.h"
@@ -37,22 +41,58 @@ constexpr int64_t kKcBytes = 128 * 1024;
   }
 }
 
+// Split16: writes the real columns of A row r from its plane sums, lo (low bytes) and hi
+// (high bytes plus 128): 256 * hi + lo in int64, plus C (accumulate) or the start values,
+// to c64, or narrowed to C's int32 (the driver uses int32 C only when every running sum
+// fits, so the narrowing is exact). int64 lanes move under int32 masks (two bits each).
+[[gnu::always_inline]] inline void store_split(const TileArgs& t, int r, const __m512i (&lo)[4],
+                                               const __m512i (&hi)[4]) {
+  auto mask32 = [](int n) { return n <= 0 ? __mmask16(0) : n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u); };
+  for (int v = 0; v < 4; ++v) {
+    const int left = t.cols - 16 * v;
+    if (left <= 0) break;
+    auto combine = [&](int h) {
+      const __m256i l = h ? _mm512_extracti64x4_epi64(lo[v], 1) : _mm512_castsi512_si256(lo[v]);
+      const __m256i u = h ? _mm512_extracti64x4_epi64(hi[v], 1) : _mm512_castsi512_si256(hi[v]);
+      return _mm512_add_epi64(_mm512_slli_epi64(_mm512_cvtepi32_epi64(u), 8), _mm512_cvtepi32_epi64(l));
+    };
+    __m512i x0 = combine(0), x1 = combine(1);
+    const int64_t at = r * t.ldc + 16 * v;
+    if (t.c64 != nullptr) {
+      const __mmask16 m0 = mask32(2 * left), m1 = mask32(2 * (left - 8));
+      const int64_t* base = t.accumulate ? t.c64 + at : t.init64 != nullptr ? t.init64 + 16 * v : nullptr;
+      if (base != nullptr) {
+        x0 = _mm512_add_epi64(x0, _mm512_maskz_loadu_epi32(m0, base));
+        x1 = _mm512_add_epi64(x1, _mm512_maskz_loadu_epi32(m1, base + 8));
+      }
+      _mm512_mask_storeu_epi32(t.c64 + at, m0, x0);
+      _mm512_mask_storeu_epi32(t.c64 + at + 8, m1, x1);
+    } else {
+      const __mmask16 m = mask32(left);
+      const int32_t* base = t.accumulate ? t.c + at : t.init != nullptr ? t.init + 16 * v : nullptr;
+      if (base != nullptr) {
+        const __m512i b = _mm512_maskz_loadu_epi32(m, base);
+        x0 = _mm512_add_epi64(x0, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(b)));
+        x1 = _mm512_add_epi64(x1, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(b, 1)));
+      }
+      const __m512i y = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(x0)), _mm512_cvtepi64_epi32(x1), 1);
+      _mm512_mask_storeu_epi32(t.c + at, m, y);
+    }
+  }
+}
+
 int32_t load4(const void* p) {
   int32_t v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
 
-// The group's four B vectors (16 columns x kr values each).
+// The group's four B vectors (16 columns x 4 bytes: four int8 or two int16 weights each).
 template <bool Quads, bool B16>
 [[gnu::always_inline]] inline void load_b(const int8_t* b, int64_t g, __m512i (&w)[4]) {
-  if constexpr (Quads || B16) {
-    const int8_t* p = b + g * kNr * 4;  // 64 columns x 4 bytes
-    for (int v = 0; v < 4; ++v) w[v] = _mm512_loadu_si512(p + 64 * v);
-  } else {
-    const int8_t* p = b + g * kNr * 2;  // 64 columns x 2 int8, widened to int16 pairs
-    for (int v = 0; v < 4; ++v) w[v] = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * v)));
-  }
+  static_assert(Quads || B16, "int16 A with int8 B takes the byte planes (Split16)");
+  const int8_t* p = b + g * kNr * 4;
+  for (int v = 0; v < 4; ++v) w[v] = _mm512_loadu_si512(p + 64 * v);
 }
 
 template <bool Quads>
@@ -75,9 +115,9 @@ __m512i madd(__m512i acc, __m512i a, __m512i b) {
 // L3 loses 15% without it).
 template <bool Quads, bool B16>
 [[gnu::always_inline]] inline void prefetch_b(const int8_t* b, int64_t g) {
-  const char* ahead = reinterpret_cast<const char*>(b) + (g + 8) * kNr * (Quads || B16 ? 4 : 2);
+  const char* ahead = reinterpret_cast<const char*>(b) + (g + 8) * kNr * 4;
 #pragma GCC unroll 4
-  for (int v = 0; v < (Quads || B16 ? 4 : 2); ++v) _mm_prefetch(ahead + 64 * v, _MM_HINT_T0);
+  for (int v = 0; v < 4; ++v) _mm_prefetch(ahead + 64 * v, _MM_HINT_T0);
 }
 
 // One k-group into one set of accumulators: four B vectors, MR broadcasts of A.
@@ -95,9 +135,10 @@ template <int MR, bool Quads, bool B16>
   }
 }
 
-// Quads: vpdpbusd on Quads8 A; else vpdpwssd on Pairs16 A (B16: s16 weights). Two sets of
-// accumulators (TWO) for one or two rows: even and odd groups, added at the end.
-template <int MR, bool TWO, bool Quads, bool B16>
+// Quads: vpdpbusd on Quads8 or Split16 A; else vpdpwssd on Pairs16 A (B16: s16 weights).
+// Two sets of accumulators (TWO) for one or two packed rows: even and odd groups, added at
+// the end. Split: the MR packed rows are MR / 2 rows of A in byte planes (store_split).
+template <int MR, bool TWO, bool Quads, bool B16, bool Split = false>
 void tile(const TileArgs& t) {
   __m512i acc[MR][4], odd[MR][4];
 #pragma GCC unroll 6
@@ -107,8 +148,16 @@ void tile(const TileArgs& t) {
   const auto* a = static_cast<const char*>(t.a);
   const auto* b = static_cast<const int8_t*>(t.b);
   // The tile of C is read and written at the end: fetch it while the sums run.
-  for (int r = 0; r < MR; ++r)
-    for (int v = 0; v < 4; ++v) _mm_prefetch(reinterpret_cast<const char*>(t.c + r * t.ldc + 16 * v), _MM_HINT_T0);
+  if constexpr (Split) {
+    for (int r = 0; r < MR / 2; ++r)
+      for (int v = 0; v < 8; ++v)
+        _mm_prefetch(t.c64 != nullptr ? reinterpret_cast<const char*>(t.c64 + r * t.ldc + 8 * v)
+                                      : reinterpret_cast<const char*>(t.c + r * t.ldc + 8 * v),
+                     _MM_HINT_T0);
+  } else {
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < 4; ++v) _mm_prefetch(reinterpret_cast<const char*>(t.c + r * t.ldc + 16 * v), _MM_HINT_T0);
+  }
   int64_t g = 0;
   if constexpr (TWO) {
     for (; g + 2 <= t.groups; g += 2) {
@@ -123,8 +172,13 @@ void tile(const TileArgs& t) {
 #pragma GCC unroll 4
       for (int v = 0; v < 4; ++v) acc[r][v] = _mm512_add_epi32(acc[r][v], odd[r][v]);
   }
+  if constexpr (Split) {
+#pragma GCC unroll 3
+    for (int r = 0; r < MR / 2; ++r) store_split(t, r, acc[2 * r], acc[2 * r + 1]);
+  } else {
 #pragma GCC unroll 6
-  for (int r = 0; r < MR; ++r) store_row(t, r, acc[r]);
+    for (int r = 0; r < MR; ++r) store_row(t, r, acc[r]);
+  }
 }
 
 // One row (a GEMV, a GRU step at batch 1): eight named accumulators, even groups into
@@ -181,16 +235,25 @@ void run(const TileArgs& t) {
   }
 }
 
+// s16 A in byte planes: one, two or three rows of A (two, four or six packed rows).
+void run_split(const TileArgs& t) {
+  switch (t.rows) {
+    case 1: tile<2, true, true, false, true>(t); break;
+    case 2: tile<4, false, true, false, true>(t); break;
+    default: tile<6, false, true, false, true>(t); break;
+  }
+}
+
 constexpr MicroKernel kDot8{"avx512 vpdpbusd u8 x s8, 6 x 64", kMr, APacking::Quads8, {4, 1, kNr, false},
                             run<true, false>, kKcBytes};
-constexpr MicroKernel kPairsB8{"avx512 vpdpwssd int16 pairs x s8, 6 x 64", kMr, APacking::Pairs16,
-                               {2, 1, kNr, false}, run<false, false>, kKcBytes};
+constexpr MicroKernel kSplit16{"avx512 vpdpbusd s16 as two byte planes x s8, 3 x 64", kMr, APacking::Split16,
+                               {4, 1, kNr, false}, run_split, kKcBytes};
 constexpr MicroKernel kPairsB16{"avx512 vpdpwssd int16 pairs x s16, 6 x 64", kMr, APacking::Pairs16,
                                 {2, 2, kNr, false}, run<false, true>, kKcBytes};
 
 }  // namespace
 
 extern const GemmKernels kGemm;
-const GemmKernels kGemm{&kDot8, &kDot8, &kPairsB8, &kPairsB16};
+const GemmKernels kGemm{&kDot8, &kDot8, &kSplit16, &kPairsB16};
 
 }  // namespace fixq::gemm_detail::FIXQ_KERNEL_NS(avx512)

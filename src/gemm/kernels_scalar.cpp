@@ -24,7 +24,8 @@ int32_t a_value(const MicroKernel& k, const void* a, int64_t g, int r, int i) {
       std::memcpy(&v, p + ((g * k.mr + r) * 2 + i) * 2, sizeof v);
       return v;
     }
-    case APacking::Quads8: return static_cast<uint8_t>(p[(g * k.mr + r) * 4 + i]);
+    case APacking::Quads8:
+    case APacking::Split16: return static_cast<uint8_t>(p[(g * k.mr + r) * 4 + i]);
     case APacking::Quads8SignAbs: return static_cast<int8_t>(p[(g * k.mr + r) * 8 + i]);
   }
   return 0;
@@ -33,16 +34,27 @@ int32_t a_value(const MicroKernel& k, const void* a, int64_t g, int r, int i) {
 }  // namespace
 
 void tile_scalar(const MicroKernel& k, const TileArgs& t) {
+  const bool split = k.a == APacking::Split16;
+  // Exact: the driver keeps every partial sum of a block inside int32; int64 here only so
+  // that the reference itself cannot overflow while adding.
+  auto slot_sum = [&](int r, int j) {
+    int64_t s = 0;
+    for (int64_t g = 0; g < t.groups; ++g)
+      for (int i = 0; i < k.b.kr; ++i) s += int64_t{a_value(k, t.a, g, r, i)} * b_value(k.b, t.b, g, j, i);
+    return s;
+  };
   for (int r = 0; r < t.rows; ++r)
     for (int j = 0; j < t.cols; ++j) {
-      // Exact: the driver keeps every partial sum of a block inside int32; int64 here only
-      // so that the reference itself cannot overflow while adding.
-      int64_t s = 0;
-      for (int64_t g = 0; g < t.groups; ++g)
-        for (int i = 0; i < k.b.kr; ++i) s += int64_t{a_value(k, t.a, g, r, i)} * b_value(k.b, t.b, g, j, i);
-      int32_t* c = t.c + r * t.ldc + j;
-      const int64_t base = t.accumulate ? *c : (t.init != nullptr ? t.init[j] : 0);
-      *c = static_cast<int32_t>(base + s);
+      // Split16: row r is slots 2r (low bytes) and 2r + 1 (high bytes plus 128).
+      const int64_t s = split ? 256 * slot_sum(2 * r + 1, j) + slot_sum(2 * r, j) : slot_sum(r, j);
+      if (t.c64 != nullptr) {
+        int64_t* c = t.c64 + r * t.ldc + j;
+        *c = (t.accumulate ? *c : (t.init64 != nullptr ? t.init64[j] : 0)) + s;
+      } else {
+        int32_t* c = t.c + r * t.ldc + j;
+        const int64_t base = t.accumulate ? *c : (t.init != nullptr ? t.init[j] : 0);
+        *c = static_cast<int32_t>(base + s);
+      }
     }
 }
 

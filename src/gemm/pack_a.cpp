@@ -11,6 +11,37 @@ namespace {
 
 int kr_of(APacking p) { return p == APacking::Pairs16 ? 2 : 4; }
 
+// One s16 row's k-groups as two byte planes (APacking::Split16): per group 4 low bytes,
+// then 4 high bytes plus 128, in two consecutive slots (8 bytes) of its micro-panel.
+void pack_split_row(const MatrixView& a, int64_t m, int64_t g0, int64_t groups, int8_t* dst, int64_t group_bytes) {
+  const char* row = static_cast<const char*>(a.data) + m * a.stride * 2;
+  const int64_t k0 = g0 * 4;
+  const int64_t real = std::max<int64_t>(0, std::min(groups * 4, a.cols - k0));
+  const int64_t whole = real / 4;
+  for (int64_t g = 0; g < whole; ++g) {
+    uint64_t x;  // four little-endian int16: low bytes at even positions
+    std::memcpy(&x, row + 2 * (k0 + 4 * g), 8);
+    const auto lo = static_cast<uint32_t>((x & 0xFF) | ((x >> 8) & 0xFF00) | ((x >> 16) & 0xFF0000) |
+                                          ((x >> 24) & 0xFF000000));
+    const auto hi = static_cast<uint32_t>(((x >> 8) & 0xFF) | ((x >> 16) & 0xFF00) | ((x >> 24) & 0xFF0000) |
+                                          ((x >> 32) & 0xFF000000)) ^ 0x80808080u;
+    std::memcpy(dst + g * group_bytes, &lo, 4);
+    std::memcpy(dst + g * group_bytes + 4, &hi, 4);
+  }
+  for (int64_t g = whole; g < groups; ++g) {  // the group K ends in, and padding: value 0
+    uint8_t q[8] = {0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80};
+    for (int i = 0; i < 4; ++i)
+      if (4 * g + i < real) {
+        int16_t v;
+        std::memcpy(&v, row + 2 * (k0 + 4 * g + i), 2);
+        const auto u = static_cast<uint16_t>(v);
+        q[i] = static_cast<uint8_t>(u & 0xFF);
+        q[4 + i] = static_cast<uint8_t>((u >> 8) ^ 0x80);
+      }
+    std::memcpy(dst + g * group_bytes, q, 8);
+  }
+}
+
 // Row m's values k0 .. k0 + n - 1 as int32 (0 past K).
 void row_values(const MatrixView& a, int64_t m, int64_t k0, int64_t n, int32_t* out) {
   const int64_t real = std::max<int64_t>(0, std::min(n, a.cols - k0));
@@ -74,7 +105,9 @@ void pack_row(const MicroKernel& kern, const MatrixView& a, int64_t m, int64_t g
         std::memcpy(d, pair, 4);
         break;
       }
-      case APacking::Quads8:  // u8 from s16 does not occur (s16 A takes Pairs16)
+      case APacking::Split16:  // pack_split_row
+        break;
+      case APacking::Quads8:  // u8 from s16 does not occur (s16 A takes Pairs16 or Split16)
         for (int i = 0; i < 4; ++i) d[i] = static_cast<int8_t>(v[4 * g + i]);
         break;
       case APacking::Quads8SignAbs:
@@ -92,15 +125,18 @@ void pack_row(const MicroKernel& kern, const MatrixView& a, int64_t m, int64_t g
 int64_t a_group_bytes(const MicroKernel& k) {
   switch (k.a) {
     case APacking::Pairs16: return int64_t{k.mr} * 2 * 2;
-    case APacking::Quads8: return int64_t{k.mr} * 4;
+    case APacking::Quads8:
+    case APacking::Split16: return int64_t{k.mr} * 4;
     case APacking::Quads8SignAbs: return int64_t{k.mr} * 8;
   }
   return 0;
 }
 
+int64_t a_rows_per_tile(const MicroKernel& k) { return k.a == APacking::Split16 ? k.mr / 2 : k.mr; }
+
 void pack_a(const MicroKernel& kern, const MatrixView& a, int64_t row0, int64_t rows, int64_t g0, int64_t groups,
             std::vector<int8_t>& out) {
-  const int mr = kern.mr;
+  const int64_t mr = a_rows_per_tile(kern);
   const int64_t group_bytes = a_group_bytes(kern), row_bytes = group_bytes / mr;
   const int64_t panels = (rows + mr - 1) / mr, panel_bytes = groups * group_bytes;
   const auto need = static_cast<size_t>(panels * panel_bytes);
@@ -109,8 +145,13 @@ void pack_a(const MicroKernel& kern, const MatrixView& a, int64_t row0, int64_t 
   for (int64_t p = 0; p < panels; ++p) {
     int8_t* panel = out.data() + p * panel_bytes;
     // Rows past the block stay unwritten: every kernel reads only the tile's real rows.
-    for (int r = 0; r < mr && p * mr + r < rows; ++r)
-      pack_row(kern, a, row0 + p * mr + r, g0, groups, panel + r * row_bytes, group_bytes, scratch);
+    for (int64_t r = 0; r < mr && p * mr + r < rows; ++r) {
+      if (kern.a == APacking::Split16) {
+        pack_split_row(a, row0 + p * mr + r, g0, groups, panel + r * row_bytes, group_bytes);
+      } else {
+        pack_row(kern, a, row0 + p * mr + r, g0, groups, panel + r * row_bytes, group_bytes, scratch);
+      }
+    }
   }
 }
 

@@ -33,12 +33,17 @@ gemm_detail::PackedPanels pack_panels(const PackedB::Store& s, const gemm_detail
       }
     }
   }
-  bool fits = true;
-  for (int64_t c : s.colsum) {
-    p.shift_comp64.push_back(-128 * c);
-    fits = fits && -128 * c >= INT32_MIN && -128 * c <= INT32_MAX;
-  }
-  if (fits) p.shift_comp32.assign(p.shift_comp64.begin(), p.shift_comp64.end());
+  // The starting values of the shifted products (kernels.h), as int32 where all fit.
+  auto starts = [&](int64_t shift, std::vector<int64_t>& wide, std::vector<int32_t>& narrow) {
+    bool fits = true;
+    for (int64_t c : s.colsum) {
+      wide.push_back(-shift * c);
+      fits = fits && wide.back() >= INT32_MIN && wide.back() <= INT32_MAX;
+    }
+    if (fits) narrow.assign(wide.begin(), wide.end());
+  };
+  starts(128, p.shift_comp64, p.shift_comp32);
+  starts(32768, p.split_comp64, p.split_comp32);
   return p;
 }
 

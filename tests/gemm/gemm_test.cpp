@@ -7,13 +7,16 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "arith/int128.h"
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
+#include "gemm/driver.h"
 #include "gemm/kernels.h"
+#include "gemm/panels.h"
 #include "support/expect.h"
 #include "support/kernel_paths.h"
 #include "support/registry_checks.h"
@@ -93,7 +96,7 @@ void check_raw(const Mat& a, const Mat& b, const std::string& what) {
             << what << " " << path << " m=" << m << " n=" << n;
     // Padding between rows is left alone.
     ASSERT_EQ(c64[static_cast<size_t>(ldc - 1)], -7) << what;
-    if (b.type == IntType::S8 && a.type != IntType::S16) {
+    if (b.type == IntType::S8 && gemm_detail::fits_int32(a.type, b.type, a.cols)) {
       std::vector<int32_t> c32(static_cast<size_t>(a.rows * b.rows));
       gemm_s32(a.view(), pb, c32.data(), b.rows);
       for (size_t i = 0; i < c32.size(); ++i) ASSERT_EQ(c32[i], want[i]) << what << " s32 " << path;
@@ -157,6 +160,85 @@ TEST(Gemm, Int8TimesInt8WithMinus128Everywhere) {
           }
       check_raw(a, b, "s8 x s8 with -128");
       if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// s16 x s8 on the AVX-512 kernel runs in two byte planes (low bytes, high bytes + 128) and
+// combines them in int64: values whose bytes sit at the edges (-32768, 32767, -256, 255,
+// 256, -1), every number of rows per tile (1, 2, 3 rows of A) and past the row block
+// (240), K across several k-blocks, and int32 output where the whole K fits (K <= 511).
+TEST(Gemm, Int16TimesInt8InBytePlanes) {
+  std::mt19937 rng(30);
+  const int32_t edges[] = {-32768, 32767, -256, 255, 256, -1, 0, 1, -129, 128};
+  std::uniform_int_distribution<int> pick(0, 12);
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {1, 65, 5}, {2, 64, 130}, {3, 17, 511},
+                         {4, 130, 67}, {7, 9, 2049}, {250, 70, 300}, {5, 33, 4100}}) {
+    Mat a = make(IntType::S16, m, k, 2, rng);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < k; ++c) {
+        const int e = pick(rng);
+        if (e >= 10) continue;  // keep some random values
+        const int32_t v = edges[e];
+        a.v[static_cast<size_t>(r * k + c)] = v;
+        const auto u = static_cast<uint16_t>(static_cast<int16_t>(v));
+        a.storage[static_cast<size_t>((r * a.stride + c) * 2)] = static_cast<uint8_t>(u & 0xFF);
+        a.storage[static_cast<size_t>((r * a.stride + c) * 2 + 1)] = static_cast<uint8_t>(u >> 8);
+      }
+    check_raw(a, make(IntType::S8, n, k, 1, rng), "s16 byte planes");
+    if (HasFatalFailure()) return;
+  }
+  // Every AVX-512 path takes the byte planes (a bug in them must fail the test above).
+  for (const KernelPath& path : kernel_paths()) {
+    if (path.isa < Isa::Avx512) continue;
+    PathScope scope(path);
+    EXPECT_NE(gemm_detail::kernel_name(IntType::S16, IntType::S8).find("byte planes"), std::string::npos) << path;
+  }
+}
+
+// One tile of the byte-plane kernel against the scalar reference tile (tile_scalar) on the
+// same packed operands: every store form (int64 or int32 C; start values, none, or adding
+// to C), 1..3 rows and ragged columns.
+TEST(Gemm, Int16BytePlaneTileMatchesScalarTile) {
+  std::mt19937 rng(31);
+  for (const KernelPath& path : kernel_paths()) {
+    if (path.isa < Isa::Avx512) continue;
+    PathScope scope(path);
+    const gemm_detail::MicroKernel& k = *gemm_detail::pick_kernel(IntType::S16, IntType::S8).kernel;
+    ASSERT_EQ(k.a, gemm_detail::APacking::Split16) << path;
+    const int64_t K = 37, groups = (K + 3) / 4;
+    const Mat a = make(IntType::S16, 3, K, 0, rng), b = make(IntType::S8, 64, K, 0, rng);
+    const PackedB pb = PackedB::pack(b.view());
+    const gemm_detail::PackedPanels& panels = pb.store().panels(k.b);
+    std::vector<int8_t> ap;
+    for (int rows = 1; rows <= 3; ++rows) {
+      gemm_detail::pack_a(k, a.view(), 0, rows, 0, groups, ap);
+      for (int cols : {1, 7, 8, 9, 16, 33, 64})
+        for (int form = 0; form < 6; ++form) {
+          const bool wide = form < 3, accumulate = form % 3 == 2, init = form % 3 == 1;
+          std::vector<int64_t> c64[2], start64(64);
+          std::vector<int32_t> c32[2], start32(64);
+          for (int i = 0; i < 64; ++i) {
+            start64[static_cast<size_t>(i)] = int64_t{1} << 40 | i;
+            start32[static_cast<size_t>(i)] = -100000 * i;
+          }
+          for (int v = 0; v < 2; ++v) {
+            c64[v].assign(3 * 70, int64_t{5} << 35);  // ldc 70: the gap must stay untouched
+            c32[v].assign(3 * 70, 123456);
+            gemm_detail::TileArgs t{ap.data(), panels.panel(0), groups, rows, cols, nullptr, 70, accumulate, nullptr};
+            if (wide) {
+              t.c64 = c64[v].data();
+              t.init64 = init ? start64.data() : nullptr;
+            } else {
+              t.c = c32[v].data();
+              t.init = init ? start32.data() : nullptr;
+            }
+            if (v == 0) k.run(t);
+            else gemm_detail::tile_scalar(k, t);
+          }
+          ASSERT_EQ(c64[0], c64[1]) << path << " rows " << rows << " cols " << cols << " form " << form;
+          ASSERT_EQ(c32[0], c32[1]) << path << " rows " << rows << " cols " << cols << " form " << form;
+        }
     }
   }
 }
