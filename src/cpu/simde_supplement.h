@@ -140,6 +140,15 @@ inline simde__m512i i32gather_epi32(simde__m512i index, const void* base, int sc
   return vec<simde__m512i>(r);
 }
 
+// VPGATHERDQ zmm, [base + index * scale]: 8 int64 loads at 8 int32 indices.
+inline simde__m512i i32gather_epi64(simde__m256i index, const void* base, int scale) {
+  const auto idx = lanes<int32_t, 8>(index);
+  Lanes<int64_t, 8> r;
+  for (int i = 0; i < 8; ++i)
+    std::memcpy(&r.v[i], static_cast<const char*>(base) + int64_t{idx.v[i]} * scale, sizeof(int64_t));
+  return vec<simde__m512i>(r);
+}
+
 // VPMOVSXDQ: 8 int32 -> 8 int64.
 inline simde__m512i cvtepi32_epi64(simde__m256i a) {
   const auto x = lanes<int32_t, 8>(a);
@@ -302,6 +311,7 @@ simde__m512 dpbf16_ps(simde__m512 src, const BH& a, const BH& b) {
 #define _mm512_srav_epi64(a, c) (fixq::emulated::srav<int64_t, 8>((a), (c)))
 #define _mm512_srai_epi64(a, n) (fixq::emulated::srai_epi64((a), (n)))
 #define _mm512_i32gather_epi32(i, base, scale) (fixq::emulated::i32gather_epi32((i), (base), (scale)))
+#define _mm512_i32gather_epi64(i, base, scale) (fixq::emulated::i32gather_epi64((i), (base), (scale)))
 #define _mm512_cvtepi32_epi64(a) (fixq::emulated::cvtepi32_epi64(a))
 #define _mm512_cvtepi32_epi16(a) (fixq::emulated::truncate_epi32<int16_t, simde__m256i>(a))
 #define _mm512_cvtepi32_epi8(a) (fixq::emulated::truncate_epi32<int8_t, simde__m128i>(a))

@@ -41,6 +41,9 @@ struct LutOps {
     return interleave_low(part(lo, d, fr),
                           part(_mm256_srli_epi64(lo, 32), _mm256_srli_epi64(d, 32), _mm256_srli_epi64(fr, 32)));
   }
+  V interp_knots(const int32_t* table, V k, V fr, int shift, int total) const {
+    return interp_two_gathers(*this, table, k, fr, shift, total);
+  }
   V clamp(V v, int32_t lo, int32_t hi) const { return clamp_v(v, avx2_lanes::splat(lo), avx2_lanes::splat(hi)); }
 };
 

@@ -54,15 +54,22 @@ struct LutOps {
 #endif
     return _mm512_i32gather_epi32(i, table, 4);
   }
-  V interp(V lo, V d, V fr, int shift, int total) const {
+  // Both knots of a lane in one 8-byte gather element, table[k] | table[k + 1] << 32 (the
+  // last knot has no successor to read: k < knots - 1), eight lanes per vpgatherdq: half
+  // the gathered elements of two vpgatherdd, and the pairs already sit in 64-bit lanes.
+  V interp_knots(const int32_t* table, V k, V fr, int shift, int total) const {
     const V pow_shift = avx512_lanes::splat(int32_t{1} << shift), t = _mm512_set1_epi64(total);
     const V half = _mm512_set1_epi64(int64_t{1} << (total - 1));
-    auto part = [&](V lo_p, V d_p, V fr_p) {
-      const V v = _mm512_add_epi64(_mm512_mul_epi32(lo_p, pow_shift), _mm512_mul_epi32(d_p, fr_p));
-      return _mm512_srav_epi64(_mm512_add_epi64(v, half), t);
+    auto part = [&](__m256i k8, __m256i fr8) {
+      const V p = _mm512_i32gather_epi64(k8, table, 4);
+      const V d = _mm512_sub_epi32(_mm512_srli_epi64(p, 32), p);  // low halves: table[k + 1] - table[k]
+      // fr >= 0: widened with sign or without alike.
+      const V v = _mm512_add_epi64(_mm512_mul_epi32(p, pow_shift), _mm512_mul_epi32(d, _mm512_cvtepi32_epi64(fr8)));
+      return _mm512_cvtepi64_epi32(_mm512_srav_epi64(_mm512_add_epi64(v, half), t));  // low halves, as interp's
     };
-    return interleave_low(part(lo, d, fr),
-                          part(_mm512_srli_epi64(lo, 32), _mm512_srli_epi64(d, 32), _mm512_srli_epi64(fr, 32)));
+    return _mm512_inserti64x4(
+        _mm512_castsi256_si512(part(_mm512_castsi512_si256(k), _mm512_castsi512_si256(fr))),
+        part(_mm512_extracti64x4_epi64(k, 1), _mm512_extracti64x4_epi64(fr, 1)), 1);
   }
   V clamp(V v, int32_t lo, int32_t hi) const { return clamp_v(v, avx512_lanes::splat(lo), avx512_lanes::splat(hi)); }
 };

@@ -79,6 +79,9 @@ struct ScalarLutOps {
   V interp(V lo, V d, V fr, int shift, int total) const {
     return rounding_shift_right_half_up(lo * (int64_t{1} << shift) + d * fr, total);
   }
+  V interp_knots(const int32_t* table, V k, V fr, int shift, int total) const {
+    return gru_detail::interp_two_gathers(*this, table, k, fr, shift, total);
+  }
   V clamp(V v, int32_t lo, int32_t hi) const { return saturate(v, lo, hi); }
 };
 

@@ -72,6 +72,16 @@ const Ops ops = {
         default: out512(out, _mm512_i32gather_epi32(i, base, 8)); break;
       }
     },
+    [](const void* index, const void* base, int scale, void* out) {
+      __m256i i;
+      std::memcpy(&i, index, sizeof i);
+      switch (scale) {
+        case 1: out512(out, _mm512_i32gather_epi64(i, base, 1)); break;
+        case 2: out512(out, _mm512_i32gather_epi64(i, base, 2)); break;
+        case 4: out512(out, _mm512_i32gather_epi64(i, base, 4)); break;
+        default: out512(out, _mm512_i32gather_epi64(i, base, 8)); break;
+      }
+    },
 };
 
 }  // namespace

@@ -57,6 +57,8 @@ struct Ops {
   void (*mask_srli_epi32)(const void* src, uint64_t k, const void* a, unsigned n, void* out);
   // VPGATHERDD: 16 int32 from base + index * scale, scale 1, 2, 4 or 8.
   void (*i32gather_epi32)(const void* index, const void* base, int scale, void* out);
+  // VPGATHERDQ: 8 int64 from base + index * scale (8 int32 indices), scale 1, 2, 4 or 8.
+  void (*i32gather_epi64)(const void* index, const void* base, int scale, void* out);
 };
 
 struct Bf16Ops {

@@ -635,6 +635,29 @@ TEST_P(Supplement, GatherReadsBasePlusScaledIndex) {
   }
 }
 
+// VPGATHERDQ: lane i = the 8 bytes at base + sign_extend(index[i]) * scale, unaligned for
+// scales 1, 2 and 4 (the GRU step reads two adjacent int32 knots as one element).
+TEST_P(Supplement, Gather64ReadsBasePlusScaledIndex) {
+  std::mt19937_64 rng(18);
+  constexpr int kBytes = 256, kMid = 128;
+  const auto block = std::make_unique<uint8_t[]>(kBytes);
+  for (int i = 0; i < kBytes; ++i) block[i] = static_cast<uint8_t>(rng());
+  const uint8_t* base = block.get() + kMid;
+  for (int scale : {1, 2, 4, 8}) {
+    const int lo = -kMid / scale, hi = (kBytes - kMid - 8) / scale;
+    for (int t = 0; t < 500; ++t) {
+      uint8_t index[32], got[64], want[64];
+      for (int i = 0; i < 8; ++i) {
+        const int32_t x = t == 0 ? (i % 2 ? lo : hi) : lo + static_cast<int32_t>(rng() % (hi - lo + 1));
+        put<int32_t>(index, i, x);
+        std::memcpy(want + 8 * i, block.get() + kMid + x * scale, 8);
+      }
+      ops().i32gather_epi64(index, base, scale, got);
+      ASSERT_TRUE(same(got, want, 64, 8)) << "_mm512_i32gather_epi64 scale " << scale << " indices " << hex(index, 32, 4);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // VDPBF16PS (AVX512_BF16): per float32 lane,
 //   c = c + a.bf16[2i+1] * b.bf16[2i+1];  then  c = c + a.bf16[2i] * b.bf16[2i]
