@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "gemm/kernels.h"
 #include "gru/q_fast.h"
 #include "gru/q_unit_update.h"
 
@@ -181,15 +182,25 @@ std::optional<FastPlan> build_fast_plan(const CellPlan& p) {
   const int64_t H = p.hidden_size, C = p.input_size;
   f.hp = (H + kLanePadding - 1) / kLanePadding * kLanePadding;
   f.pow2 = p.wx_to_z.is_pow2() && p.rh_to_z.is_pow2();
-  f.acc64_x = p.x.storage == IntType::S16 || p.w.type() == IntType::S16;
-  f.acc64_h = p.h.storage == IntType::S16 || p.r.type() == IntType::S16;
   // Every scale must be of the plan's kind (power-of-two plans hold only shifts).
   for (const auto* v : {&p.wx_scale, &p.rh_scale})
     for (const FixedPointScale& s : *v)
       if (s.is_pow2() != f.pow2) return std::nullopt;
 
-  auto wx = requant_rows(p.x, p.q_w, 3 * H, C, p.wx_scale, p.wx, f.pow2, f.acc64_x);
-  auto rh = requant_rows(p.h, p.q_r, 3 * H, H, p.rh_scale, p.rh, f.pow2, f.acc64_h);
+  // int32 accumulators where the GEMM can give them (its bound for the operand types and
+  // K) and acc - comp provably fits; else int64 (16-bit operands with a long K).
+  auto rows = [&](const OpQ& a, const PackedB& w, const std::vector<int32_t>& q, int64_t cols,
+                  const std::vector<FixedPointScale>& scale, const OpQ& out, bool& acc64) {
+    acc64 = !gemm_detail::fits_int32(a.storage, w.type(), cols);
+    auto r = requant_rows(a, q, 3 * H, cols, scale, out, f.pow2, acc64);
+    if (!r && !acc64) {
+      acc64 = true;
+      r = requant_rows(a, q, 3 * H, cols, scale, out, f.pow2, acc64);
+    }
+    return r;
+  };
+  auto wx = rows(p.x, p.w, p.q_w, C, p.wx_scale, p.wx, f.acc64_x);
+  auto rh = rows(p.h, p.r, p.q_r, H, p.rh_scale, p.rh, f.acc64_h);
   if (!wx || !rh) return std::nullopt;
   f.wx = std::move(*wx);
   f.rh = std::move(*rh);

@@ -103,7 +103,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"int16_multiplier", 13, 21, 2, true, 16, ScaleKind::Multiplier, CalibMethod::MinMax},
                       Case{"int8_pow2_percentile", 32, 64, 1, false, 8, ScaleKind::PowerOfTwo, CalibMethod::Percentile},
                       Case{"int8_multiplier_mse", 16, 40, 2, false, 8, ScaleKind::Multiplier, CalibMethod::Mse},
-                      Case{"int16_pow2_h256", 64, 256, 1, false, 16, ScaleKind::PowerOfTwo, CalibMethod::MinMax}),
+                      Case{"int16_pow2_h256", 64, 256, 1, false, 16, ScaleKind::PowerOfTwo, CalibMethod::MinMax},
+                      // K >= 512 with 16-bit operands: int64 accumulators (the input
+                      // projection here, the recurrent product below); shorter K take int32.
+                      Case{"int16_pow2_c600", 600, 24, 1, false, 16, ScaleKind::PowerOfTwo, CalibMethod::MinMax},
+                      Case{"int16_multiplier_h520", 16, 520, 1, false, 16, ScaleKind::Multiplier, CalibMethod::MinMax}),
     [](const auto& info) { return info.param.name; });
 
 // Streaming steps take the fast loop one frame at a time and must agree with it too.
