@@ -13,10 +13,11 @@
 // compensation Z_x * colsum of docs/spec.md 5.1, vLLM's azp_adj).
 //
 // Operand types: A u8, s8 or s16 (asymmetric, zero point per tensor or per row); B s8 or
-// s16 (symmetric). Accumulator bound: |acc| <= K * max|A| * max|B|; gemm_s32 requires
-// that to stay below 2^31 (8-bit A with s8 B: K <= 65793) and throws otherwise; gemm_s64
-// and the epilogues accumulate safely for any K below 2^31 (internally in blocks whose
-// int32 partial sums cannot overflow, added in int64).
+// s16 (symmetric). Accumulator bound: |acc| <= max|A| * max_n sum_k |B[n, k]| (max|A| of
+// the type: 255, 128 or 32768); gemm_s32 requires that to stay below 2^31 (8-bit A with
+// s8 B: always for K <= 65793; s16 A: for K <= 511, or longer rows of smaller weights)
+// and throws otherwise; gemm_s64 and the epilogues accumulate safely for any K below 2^31
+// (internally in blocks whose int32 partial sums cannot overflow, added in int64).
 //
 // Every kernel (scalar reference, AVX2, ...) computes the same integers; the float
 // epilogue evaluates the same float operations in the same order, so every path returns
@@ -71,6 +72,9 @@ class PackedB {
   IntType type() const { return type_; }
   // colsum[n] = sum_k B[n, k] (exact: |colsum| <= K * 32768 < 2^47).
   std::span<const int64_t> colsum() const;
+  // max_n sum_k |B[n, k]|: times max|A|, the bound of every accumulator (and of every
+  // running sum the kernels form).
+  int64_t max_abs_row_sum() const;
 
   // Private to the GEMM (src/gemm/panels.cpp): the weights and their packed layouts.
   struct Store;
@@ -84,7 +88,8 @@ class PackedB {
 };
 
 // acc = A * B^T into C [M, N] (row stride ldc >= N). Throws fixq::Error for mismatched K,
-// null pointers, strides below a row, or a K for which int32 could overflow.
+// null pointers, strides below a row, or weights whose sums with A's type could overflow
+// int32 (the bound above).
 void gemm_s32(const MatrixView& a, const PackedB& b, int32_t* c, int64_t ldc);
 void gemm_s64(const MatrixView& a, const PackedB& b, int64_t* c, int64_t ldc);
 

@@ -213,7 +213,7 @@ void bind_gemm(pyb::module_& m) {
 
   m.def("gemm_s32", &gemm_raw<int32_t>, "a"_a, "b"_a,
         "acc = A @ B.T exactly in int32: A [M, K] uint8/int8/int16, B [N, K] int8/int16 array or PackedB.\n"
-        "Raises ValueError when K * max|A| * max|B| could overflow int32 (use gemm_s64).");
+        "Raises ValueError when max|A| (of A's dtype) * max_n sum_k |B[n, k]| could overflow int32 (use gemm_s64).");
   m.def("gemm_s64", &gemm_raw<int64_t>, "a"_a, "b"_a, "acc = A @ B.T exactly in int64, for any K below 2^31.");
   m.def("gemm_f32", &gemm_f32_py, "a"_a, "b"_a, "scale_a"_a, "scale_b"_a, "bias"_a = pyb::none(), "azp"_a = pyb::none(),
         "Dequantizing epilogue: D = (float(acc - azp[m] * colsum[n]) * scale_b[n]) * scale_a[m] + bias[n], each\n"

@@ -28,9 +28,7 @@ int64_t max_block_groups(IntType a, IntType b, int kr) {
   return std::max<int64_t>(1, ((int64_t{1} << 31) - 1) / group);
 }
 
-bool fits_int32(IntType a, IntType b, int64_t k) {
-  return k * max_abs(a) * max_abs(b) <= (int64_t{1} << 31) - 1;
-}
+bool fits_int32(IntType a, const PackedB& b) { return max_abs(a) * b.max_abs_row_sum() <= (int64_t{1} << 31) - 1; }
 
 }  // namespace gemm_detail
 }  // namespace fixq

@@ -122,7 +122,7 @@ BoundProduct bind(IntType a, const PackedB& b) {
   p.b_type = b.type();
   p.n = b.n();
   p.k = b.k();
-  p.whole_k_fits = fits_int32(a, b.type(), b.k());
+  p.whole_k_fits = fits_int32(a, b);
   p.kc = block_groups(*p.kern, a, b.type(), p.whole_k_fits);
   // s8 A arrives as a + 128: subtract 128 * colsum[n] (starting from it keeps every running
   // sum within K * 128 * 128, inside int32 whenever the whole product is).
@@ -132,7 +132,7 @@ BoundProduct bind(IntType a, const PackedB& b) {
 
 template <class Acc>
 void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc) {
-  if constexpr (std::is_same_v<Acc, int32_t>) require(pr.whole_k_fits, "internal: int32 accumulators for a K that does not fit");
+  if constexpr (std::is_same_v<Acc, int32_t>) require(pr.whole_k_fits, "internal: int32 accumulators for sums that may not fit");
   const int64_t n_panels = pr.panels->panels;
   const int64_t work = a.rows * pr.n * pr.k;
   const int64_t threads = work < kThreadingThreshold ? 1 : std::min<int64_t>(gemm_threads(), n_panels);
@@ -192,8 +192,9 @@ void gemm_s32(const MatrixView& a, const PackedB& b, int32_t* c, int64_t ldc) {
   gemm_detail::validate(a, b);
   require(c != nullptr, "gemm_s32: null output pointer");
   require(ldc >= b.n(), "gemm_s32: output row stride ", ldc, " is smaller than a row of ", b.n());
-  require(gemm_detail::fits_int32(a.type, b.type(), b.k()), "gemm_s32: K = ", b.k(),
-          " can overflow int32 for these operand types; use gemm_s64");
+  require(gemm_detail::fits_int32(a.type, b), "gemm_s32: activations up to ", gemm_detail::max_abs(a.type),
+          " in magnitude times weights whose largest row sum of |B| is ", b.max_abs_row_sum(), " (K = ", b.k(),
+          ") can overflow int32; use gemm_s64");
   gemm_detail::accumulate(a, b, c, ldc);
 }
 

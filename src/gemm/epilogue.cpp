@@ -34,7 +34,7 @@ int64_t zero_point_term(std::span<const int32_t> azp, int64_t m, int64_t colsum)
 // each row to f(m, row).
 template <class F>
 void with_accumulators(const MatrixView& a, const PackedB& b, F&& f) {
-  if (gemm_detail::fits_int32(a.type, b.type(), b.k())) {
+  if (gemm_detail::fits_int32(a.type, b)) {
     std::vector<int32_t> acc(static_cast<size_t>(a.rows * b.n()));
     gemm_detail::accumulate(a, b, acc.data(), b.n());
     for (int64_t m = 0; m < a.rows; ++m) f(m, acc.data() + m * b.n());

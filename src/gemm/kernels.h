@@ -123,9 +123,13 @@ int64_t a_group_bytes(const MicroKernel& k);
 int64_t a_rows_per_tile(const MicroKernel& k);
 
 // The largest number of k-groups whose int32 partial sums cannot overflow for these types
-// and kr; and whether the whole K fits in int32.
+// and kr.
 int64_t max_block_groups(IntType a, IntType b, int kr);
-bool fits_int32(IntType a, IntType b, int64_t k);
+// Whether every accumulator of A's type times these weights fits int32: max|A| * max_n
+// sum_k |B[n, k]| <= 2^31 - 1. Every running sum a kernel forms is bounded by the same
+// product: the partial sum over the k done so far, minus max|A|-shifted column sums of the
+// k still to come where A is shifted (s8 to u8, s16's high bytes), disjoint sets of k.
+bool fits_int32(IntType a, const PackedB& b);
 int64_t max_abs(IntType t);
 
 }  // namespace fixq::gemm_detail

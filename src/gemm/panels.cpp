@@ -2,6 +2,7 @@
 // kernels.h on demand.
 #include "gemm/panels.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "fixq/error.h"
@@ -86,7 +87,8 @@ PackedB PackedB::pack(const MatrixView& b) {
   s->weights.resize(static_cast<size_t>(b.rows * b.cols));
   s->colsum.assign(static_cast<size_t>(b.rows), 0);
   const auto* base = static_cast<const char*>(b.data);
-  for (int64_t n = 0; n < b.rows; ++n)
+  for (int64_t n = 0; n < b.rows; ++n) {
+    int64_t abs_sum = 0;
     for (int64_t k = 0; k < b.cols; ++k) {
       int16_t v;
       if (b.type == IntType::S8) {
@@ -98,7 +100,10 @@ PackedB PackedB::pack(const MatrixView& b) {
       }
       s->weights[static_cast<size_t>(n * b.cols + k)] = v;
       s->colsum[static_cast<size_t>(n)] += v;
+      abs_sum += v < 0 ? -int64_t{v} : int64_t{v};
     }
+    s->max_abs_row_sum = std::max(s->max_abs_row_sum, abs_sum);
+  }
   PackedB p;
   p.type_ = b.type;
   p.n_ = b.rows;
@@ -108,5 +113,7 @@ PackedB PackedB::pack(const MatrixView& b) {
 }
 
 std::span<const int64_t> PackedB::colsum() const { return store_->colsum; }
+
+int64_t PackedB::max_abs_row_sum() const { return store_->max_abs_row_sum; }
 
 }  // namespace fixq

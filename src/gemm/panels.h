@@ -18,6 +18,7 @@ struct PackedB::Store {
   int64_t n = 0, k = 0;
   std::vector<int16_t> weights;  // B [N, K] row-major (int8 weights widened)
   std::vector<int64_t> colsum;
+  int64_t max_abs_row_sum = 0;
 
   // The panels in this format, packed on first use (thread-safe; later calls are one
   // atomic load per cached format).

@@ -187,11 +187,11 @@ std::optional<FastPlan> build_fast_plan(const CellPlan& p) {
     for (const FixedPointScale& s : *v)
       if (s.is_pow2() != f.pow2) return std::nullopt;
 
-  // int32 accumulators where the GEMM can give them (its bound for the operand types and
-  // K) and acc - comp provably fits; else int64 (16-bit operands with a long K).
+  // int32 accumulators where the GEMM can give them (its bound for A's type and these
+  // weights) and acc - comp provably fits; else int64 (16-bit operands with long rows).
   auto rows = [&](const OpQ& a, const PackedB& w, const std::vector<int32_t>& q, int64_t cols,
                   const std::vector<FixedPointScale>& scale, const OpQ& out, bool& acc64) {
-    acc64 = !gemm_detail::fits_int32(a.storage, w.type(), cols);
+    acc64 = !gemm_detail::fits_int32(a.storage, w);
     auto r = requant_rows(a, q, 3 * H, cols, scale, out, f.pow2, acc64);
     if (!r && !acc64) {
       acc64 = true;

@@ -96,7 +96,16 @@ void check_raw(const Mat& a, const Mat& b, const std::string& what) {
             << what << " " << path << " m=" << m << " n=" << n;
     // Padding between rows is left alone.
     ASSERT_EQ(c64[static_cast<size_t>(ldc - 1)], -7) << what;
-    if (b.type == IntType::S8 && gemm_detail::fits_int32(a.type, b.type, a.cols)) {
+    // int32 output where the bound (fixq/gemm.h) allows it, computed here from the values.
+    int64_t max_row = 0;
+    for (int64_t n = 0; n < b.rows; ++n) {
+      int64_t r = 0;
+      for (int64_t k = 0; k < b.cols; ++k) r += std::abs(int64_t{b.at(n, k)});
+      max_row = std::max(max_row, r);
+    }
+    const int64_t max_a = a.type == IntType::U8 ? 255 : a.type == IntType::S8 ? 128 : 32768;
+    ASSERT_EQ(pb.max_abs_row_sum(), max_row) << what;
+    if (max_a * max_row <= INT32_MAX) {
       std::vector<int32_t> c32(static_cast<size_t>(a.rows * b.rows));
       gemm_s32(a.view(), pb, c32.data(), b.rows);
       for (size_t i = 0; i < c32.size(); ++i) ASSERT_EQ(c32[i], want[i]) << what << " s32 " << path;
@@ -363,9 +372,21 @@ TEST(Gemm, BadInputIsAClearError) {
   const PackedB pb16 = PackedB::pack(b16.view());
   std::vector<int64_t> c64(4);
   expect_error([&] { gemm_s64(a16.view(), pb16, c64.data(), 2); }, "s16 activations with s16 weights are not supported");
-  const Mat along = make(IntType::S16, 1, 600, 0, rng), blong = make(IntType::S8, 1, 600, 0, rng);
+  // 32768 * 600 * 128 > 2^31 with all weights at -128; 32768 * 65535 < 2^31 with smaller ones.
+  const Mat along = make(IntType::S16, 1, 600, 0, rng), blong = make(IntType::S8, 1, 600, 0, rng, Fill::Min);
   const PackedB pblong = PackedB::pack(blong.view());
+  expect_error([&] { gemm_s32(along.view(), pblong, c.data(), 1); }, "largest row sum of |B| is 76800 (K = 600)");
   expect_error([&] { gemm_s32(along.view(), pblong, c.data(), 1); }, "use gemm_s64");
+  Mat bsmall = make(IntType::S8, 1, 600, 0, rng);
+  for (size_t i = 0; i < bsmall.v.size(); ++i) {
+    bsmall.v[i] = static_cast<int32_t>(i % 219) - 109;  // row sum of |B| 31353: below 65535
+    bsmall.storage[i] = static_cast<uint8_t>(bsmall.v[i]);
+  }
+  int32_t small_sum = 0;
+  gemm_s32(along.view(), PackedB::pack(bsmall.view()), &small_sum, 1);
+  int64_t want = 0;
+  for (int64_t k = 0; k < 600; ++k) want += int64_t{along.at(0, k)} * bsmall.at(0, k);
+  EXPECT_EQ(small_sum, want);
   std::vector<float> d(12), two(2, 1.0f), one(1, 1.0f), neg(1, -1.0f);
   expect_error([&] { gemm_f32(a.view(), pb, DequantEpilogue{two, one, {}, {}}, d.data(), 4); }, "scale_a has 2 entries");
   expect_error([&] { gemm_f32(a.view(), pb, DequantEpilogue{one, one, two, {}}, d.data(), 4); }, "bias has 2 entries");

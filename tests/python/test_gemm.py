@@ -107,8 +107,11 @@ def test_bad_operands_raise_value_error():
         fixq.PackedB(b.astype(np.uint8))
     with pytest.raises(ValueError, match="2-D"):
         fixq.gemm_s32(np.zeros(4, np.uint8), b)
-    with pytest.raises(ValueError, match="overflow|int32|gemm_s64"):
-        fixq.gemm_s32(np.zeros((1, 1000), np.int16), np.zeros((1, 1000), np.int8))
+    # The int32 bound is max|A| times the largest row sum of |B|: 32768 * 128000 overflows,
+    # 32768 * 1000 does not, whatever K.
+    with pytest.raises(ValueError, match="largest row sum of \\|B\\| is 128000.*use gemm_s64"):
+        fixq.gemm_s32(np.zeros((1, 1000), np.int16), np.full((1, 1000), -128, np.int8))
+    assert fixq.gemm_s32(np.full((1, 1000), -32768, np.int16), np.ones((1, 1000), np.int8))[0, 0] == -1000 * 32768
     assert fixq.gemm_s64(np.full((1, 1000), -32768, np.int16), np.full((1, 1000), -128, np.int8))[0, 0] == 1000 * 32768 * 128
     with pytest.raises(ValueError, match="s16 activations with s16 weights"):
         fixq.gemm_s64(np.zeros((1, 4), np.int16), np.zeros((1, 4), np.int16))
