@@ -5,6 +5,9 @@
 // and states far outside the calibrated ranges, where every operator saturates.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -38,6 +41,9 @@ struct Case {
   int bits;
   ScaleKind scales;
   CalibMethod method;
+  // Weights of one magnitude with random signs: their int8 images are all +-127, so rows
+  // longer than 516 need int64 accumulators with 16-bit activations (32768 * 127 * K).
+  bool flat = false;
 };
 
 QuantizedGru quantize(const GruModel& m, const Case& c, int64_t T, int64_t B) {
@@ -69,10 +75,27 @@ class FastLoop : public ::testing::TestWithParam<Case> {};
 
 TEST_P(FastLoop, EqualsReferenceBitForBit) {
   const Case& c = GetParam();
-  const GruModel m = gru_test::torch_init_model(c.C, c.H, c.layers, c.bidi, 7);
+  GruModel m = gru_test::torch_init_model(c.C, c.H, c.layers, c.bidi, 7);
+  if (c.flat)
+    for (GruCell& cell : m.cells)
+      for (std::vector<float>* w : {&cell.W, &cell.R})
+        for (float& v : *w) v = v < 0 ? -127.0f / 2048 : 127.0f / 2048;  // 127 LSB of 2^-11 (pow2 or not)
   const QuantizedGru q = quantize(m, c, 12, 4);
   // The fast loop must really run: a test that silently fell back would prove nothing.
   for (bool v : q.vectorized_cells()) ASSERT_TRUE(v) << c.name << ": a cell has no fast plan";
+  if (c.flat) {  // and the int64 accumulators with it: some row's sum can leave int32
+    const GruCellConstants k = q.cell_constants(0);
+    auto max_row = [](const std::vector<int32_t>& w, int64_t cols) {
+      int64_t best = 0;
+      for (size_t r = 0; r < w.size() / static_cast<size_t>(cols); ++r) {
+        int64_t sum = 0;
+        for (int64_t j = 0; j < cols; ++j) sum += std::abs(w[r * static_cast<size_t>(cols) + static_cast<size_t>(j)]);
+        best = std::max(best, sum);
+      }
+      return best;
+    };
+    ASSERT_GT(32768 * std::max(max_row(k.q_w, c.C), max_row(k.q_r, c.H)), int64_t{INT32_MAX}) << c.name;
+  }
 
   for (int64_t B : {1, 16}) {
     const int64_t T = 9;
@@ -104,10 +127,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"int8_pow2_percentile", 32, 64, 1, false, 8, ScaleKind::PowerOfTwo, CalibMethod::Percentile},
                       Case{"int8_multiplier_mse", 16, 40, 2, false, 8, ScaleKind::Multiplier, CalibMethod::Mse},
                       Case{"int16_pow2_h256", 64, 256, 1, false, 16, ScaleKind::PowerOfTwo, CalibMethod::MinMax},
-                      // K >= 512 with 16-bit operands: int64 accumulators (the input
-                      // projection here, the recurrent product below); shorter K take int32.
-                      Case{"int16_pow2_c600", 600, 24, 1, false, 16, ScaleKind::PowerOfTwo, CalibMethod::MinMax},
-                      Case{"int16_multiplier_h520", 16, 520, 1, false, 16, ScaleKind::Multiplier, CalibMethod::MinMax}),
+                      // int64 accumulators: the input projection here, the recurrent
+                      // product below (flat weights, rows of 600 and 520).
+                      Case{"int16_pow2_c600", 600, 24, 1, false, 16, ScaleKind::PowerOfTwo, CalibMethod::MinMax, true},
+                      Case{"int16_multiplier_h520", 16, 520, 1, false, 16, ScaleKind::Multiplier, CalibMethod::MinMax,
+                           true}),
     [](const auto& info) { return info.param.name; });
 
 // Streaming steps take the fast loop one frame at a time and must agree with it too.
