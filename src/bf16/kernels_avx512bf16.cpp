@@ -94,7 +94,8 @@ void tile(const uint32_t* a, const uint32_t* panel, int64_t panel_stride, int64_
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < kV; ++v) acc[r][v] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m[v], c + r * ldc + 16 * v);
+    for (int v = 0; v < kV; ++v)  // columns past a narrow last panel: no address formed
+      acc[r][v] = first || m[v] == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m[v], c + r * ldc + 16 * v);
   for (int64_t q = 0; q < pairs; ++q) {
     _mm_prefetch(pf + 64 * q, _MM_HINT_T1);
     __m512i b[kV];
@@ -110,7 +111,8 @@ void tile(const uint32_t* a, const uint32_t* panel, int64_t panel_stride, int64_
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < kV; ++v) _mm512_mask_storeu_ps(c + r * ldc + 16 * v, m[v], acc[r][v]);
+    for (int v = 0; v < kV; ++v)
+      if (m[v] != 0) _mm512_mask_storeu_ps(c + r * ldc + 16 * v, m[v], acc[r][v]);
 }
 
 using TileFn = void (*)(const uint32_t*, const uint32_t*, int64_t, int64_t, bool, float*, int64_t, const __mmask16*,

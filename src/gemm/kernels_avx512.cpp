@@ -59,14 +59,15 @@ constexpr int64_t kKcBytes = 128 * 1024;
     __m512i x0 = combine(0), x1 = combine(1);
     const int64_t at = r * t.ldc + 16 * v;
     if (t.c64 != nullptr) {
+      // The second eight columns only where they exist (their address may not be formed).
       const __mmask16 m0 = mask32(2 * left), m1 = mask32(2 * (left - 8));
       const int64_t* base = t.accumulate ? t.c64 + at : t.init64 != nullptr ? t.init64 + 16 * v : nullptr;
       if (base != nullptr) {
         x0 = _mm512_add_epi64(x0, _mm512_maskz_loadu_epi32(m0, base));
-        x1 = _mm512_add_epi64(x1, _mm512_maskz_loadu_epi32(m1, base + 8));
+        if (left > 8) x1 = _mm512_add_epi64(x1, _mm512_maskz_loadu_epi32(m1, base + 8));
       }
       _mm512_mask_storeu_epi32(t.c64 + at, m0, x0);
-      _mm512_mask_storeu_epi32(t.c64 + at + 8, m1, x1);
+      if (left > 8) _mm512_mask_storeu_epi32(t.c64 + at + 8, m1, x1);
     } else {
       const __mmask16 m = mask32(left);
       const int32_t* base = t.accumulate ? t.c + at : t.init != nullptr ? t.init + 16 * v : nullptr;
