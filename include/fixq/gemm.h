@@ -35,7 +35,7 @@ namespace fixq {
 
 enum class IntType { U8, S8, S16 };
 
-// Threads the GEMM may use for large products (M * N * K >= 2^22); small ones, such as a
+// Threads the GEMM may use for large products (M * N * K >= 2^25); small ones, such as a
 // GRU step, always run on the calling thread. 0 (the default) means FIXQ_NUM_THREADS if
 // set, else every hardware thread. Results do not depend on the thread count: threads
 // take disjoint column panels and each output is summed in the same order.

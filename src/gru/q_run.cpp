@@ -4,6 +4,7 @@
 #include <thread>
 #include <utility>
 
+#include "cpu/thread_pool.h"
 #include "fixq/cpu.h"
 #include "gru/q_fast.h"
 
@@ -32,8 +33,8 @@ std::string fast_kernel_name() {
 
 namespace {
 
-// f(0) and f(1): on two threads (f(1) on a second one) when two_threads, else in turn. An
-// exception from either is rethrown after both finished.
+// f(0) and f(1): on two threads (the shared workers, cpu/thread_pool.h) when two_threads,
+// else in turn. An exception from either is rethrown after both finished.
 template <class F>
 void run_concurrently(F& f, bool two_threads) {
   if (!two_threads) {
@@ -41,22 +42,7 @@ void run_concurrently(F& f, bool two_threads) {
     f(1);
     return;
   }
-  std::exception_ptr error;
-  std::thread second([&] {
-    try {
-      f(1);
-    } catch (...) {
-      error = std::current_exception();
-    }
-  });
-  try {
-    f(0);
-  } catch (...) {
-    second.join();
-    throw;
-  }
-  second.join();
-  if (error) std::rethrow_exception(error);
+  cpu_detail::parallel_for(2, [&](int d) { f(d); });
 }
 
 }  // namespace

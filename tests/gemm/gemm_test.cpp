@@ -401,8 +401,8 @@ TEST(Gemm, BadInputIsAClearError) {
 
 TEST(Gemm, ThreadCountDoesNotChangeResults) {
   std::mt19937 rng(27);
-  // 70 x 300 x 333 > 2^22 multiply-adds: above the threading threshold.
-  const Mat a = make(IntType::U8, 70, 333, 1, rng), b = make(IntType::S8, 300, 333, 0, rng);
+  // 200 x 410 x 433 > 2^25 multiply-adds: above the threading threshold.
+  const Mat a = make(IntType::U8, 200, 433, 1, rng), b = make(IntType::S8, 410, 433, 0, rng);
   const PackedB pb = PackedB::pack(b.view());
   const std::vector<int64_t> want = oracle(a, b);
   for (int threads : {1, 2, 3, 7}) {

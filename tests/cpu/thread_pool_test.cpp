@@ -1,0 +1,76 @@
+// The shared worker threads (src/cpu/thread_pool.h): every task runs exactly once, the
+// first exception comes back after all tasks finished, and calls that meet a running job
+// (from a task, or from another thread) run on their own thread instead of waiting.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "cpu/thread_pool.h"
+
+namespace fixq {
+namespace {
+
+using cpu_detail::parallel_for;
+
+TEST(ThreadPool, RunsEveryTaskOnceForManyJobs) {
+  for (int n : {0, 1, 2, 3, 8, 17}) {
+    for (int job = 0; job < 50; ++job) {
+      std::vector<std::atomic<int>> runs(static_cast<size_t>(n));
+      parallel_for(n, [&](int i) { runs[static_cast<size_t>(i)].fetch_add(1); });
+      for (int i = 0; i < n; ++i) ASSERT_EQ(runs[static_cast<size_t>(i)].load(), 1) << "n " << n << " task " << i;
+    }
+  }
+}
+
+TEST(ThreadPool, UsesOtherThreadsAndTheCaller) {
+  std::mutex m;
+  std::set<std::thread::id> ids;
+  std::atomic<int> arrived{0};
+  // Each task waits (bounded) until both arrived, so two threads must hold one each.
+  parallel_for(2, [&](int) {
+    arrived.fetch_add(1);
+    for (int spin = 0; spin < 2000000 && arrived.load() < 2; ++spin) std::this_thread::yield();
+    const std::lock_guard<std::mutex> lock(m);
+    ids.insert(std::this_thread::get_id());
+  });
+  EXPECT_EQ(arrived.load(), 2);
+  EXPECT_EQ(ids.size(), 2u);
+}
+
+TEST(ThreadPool, RethrowsAfterEveryTaskFinished) {
+  std::atomic<int> finished{0};
+  EXPECT_THROW(parallel_for(6,
+                            [&](int i) {
+                              if (i == 2) throw std::runtime_error("task 2");
+                              finished.fetch_add(1);
+                            }),
+               std::runtime_error);
+  EXPECT_EQ(finished.load(), 5);
+  // The pool still works after a failed job.
+  std::atomic<int> again{0};
+  parallel_for(4, [&](int) { again.fetch_add(1); });
+  EXPECT_EQ(again.load(), 4);
+}
+
+TEST(ThreadPool, NestedAndConcurrentCallsRunInline) {
+  std::atomic<int> inner{0};
+  parallel_for(2, [&](int) { parallel_for(3, [&](int) { inner.fetch_add(1); }); });
+  EXPECT_EQ(inner.load(), 6);
+  // Jobs from two user threads at once: one may run on the pool, the other inline.
+  std::atomic<int> total{0};
+  auto many = [&] {
+    for (int j = 0; j < 200; ++j) parallel_for(4, [&](int) { total.fetch_add(1); });
+  };
+  std::thread other(many);
+  many();
+  other.join();
+  EXPECT_EQ(total.load(), 2 * 200 * 4);
+}
+
+}  // namespace
+}  // namespace fixq
