@@ -30,7 +30,8 @@ class Pool {
       std::lock_guard<std::mutex> lock(m_);
       // Fewer workers where the system refuses a thread: the caller claims what is left.
       try {
-        while (static_cast<int>(workers_.size()) < n - 1) workers_.emplace_back([this] { work(); });
+        // A new worker counts this job as new (its generation is incremented below).
+        while (static_cast<int>(workers_.size()) < n - 1) workers_.emplace_back([this, g = generation_] { work(g); });
       } catch (const std::system_error&) {
       }
       task_ = &task;
@@ -68,9 +69,8 @@ class Pool {
   }
 
   // A worker: sleeps until a job newer than the last one it saw, then helps with it.
-  void work() {
+  void work(unsigned long seen) {
     std::unique_lock<std::mutex> lock(m_);
-    unsigned long seen = generation_;
     for (;;) {
       wake_.wait(lock, [&] { return generation_ != seen; });
       seen = generation_;
