@@ -68,13 +68,13 @@ struct GruLaneKernels {
   void (*prepare)(const CellPlan& plan, const FastPlan& fast, void* state);
   // One row of Wx accumulators (3H, int32 or int64) requantized: out[g * hp + j] for the
   // three gates g and j < hp (lanes past H read padding; their results are ignored).
-  void (*requant_wx_s32)(const void* state, const int32_t* acc, int32_t* out);
-  void (*requant_wx_s64)(const void* state, const int64_t* acc, int32_t* out);
+  void (*requant_wx_s32)(const void* state, const int32_t* acc, int16_t* out);
+  void (*requant_wx_s64)(const void* state, const int64_t* acc, int16_t* out);
   // One batch item's step: its Rh accumulators requantized, the unit update with its
   // requantized Wx row [3 * hp] and its state h (H values in h's storage type), and h'
   // written to y (H values, storage type).
-  void (*step_s32)(const void* state, const int32_t* rh_acc, const int32_t* wx, const void* h, void* y);
-  void (*step_s64)(const void* state, const int64_t* rh_acc, const int32_t* wx, const void* h, void* y);
+  void (*step_s32)(const void* state, const int32_t* rh_acc, const int16_t* wx, const void* h, void* y);
+  void (*step_s64)(const void* state, const int64_t* rh_acc, const int16_t* wx, const void* h, void* y);
 };
 
 // A family's table: its lane kernels, or null to inherit the next family's. The scalar
@@ -98,8 +98,10 @@ const GruLaneKernels* active_lane_kernels();
 std::string fast_kernel_name();
 
 // The requantized input projection of every step, Wx [steps * batch, 3 * hp] per cell
-// (the layout the step kernels read).
-using WxRows = std::vector<int32_t>;
+// (the layout the step kernels read), as int16: Wx is an 8- or 16-bit operator. Written
+// for all steps before the recurrence reads it (4.8 MiB at H = 256, batch 16, T = 100 as
+// int32), so its width is memory traffic.
+using WxRows = std::vector<int16_t>;
 
 // Wx of `cells` cells that share the input q_x [rows, C]: one product with w, whose rows are
 // the cells' W stacked ([cells * 3H, C]), then each cell's requantization of its slice.

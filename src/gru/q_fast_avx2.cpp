@@ -19,7 +19,6 @@ using namespace avx2_lanes;
 constexpr int64_t kLanes = 8;
 
 V load(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const V*>(p)); }
-void store(int32_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<V*>(p), v); }
 V clamp_v(V v, V lo, V hi) { return _mm256_min_epi32(_mm256_max_epi32(v, lo), hi); }
 
 // activation_lookup's operations on eight lanes (q_lut_eval.h).
@@ -154,13 +153,19 @@ V requant(const RequantRows& r, const Acc* acc, int64_t n) {
 }
 
 template <class Acc>
-void requant_wx(const void* state, const Acc* acc, int32_t* out) {
+void requant_wx(const void* state, const Acc* acc, int16_t* out) {
   const State& s = *static_cast<const State*>(state);
   const RequantRows& r = s.fast->wx;
   for (int64_t g = 0; g < 3; ++g)
-    for (int64_t j = 0; j < s.hp; j += kLanes)
-      store(out + g * s.hp + j, r.pow2 ? requant<true>(r, acc, g * s.H + j) : requant<false>(r, acc, g * s.H + j));
+    for (int64_t j = 0; j < s.hp; j += kLanes) {
+      const V v = r.pow2 ? requant<true>(r, acc, g * s.H + j) : requant<false>(r, acc, g * s.H + j);
+      // In Wx's 8- or 16-bit range: the saturating pack is exact.
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + g * s.hp + j),
+                       _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+    }
 }
+
+V load_wx(const int16_t* p) { return _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 
 // h as int32 lanes from its storage; lanes past H are 0 (never stored back).
 V load_h(const void* h, IntType t, int64_t j, int64_t H) {
@@ -181,14 +186,14 @@ void store_h(void* y, IntType t, int64_t j, int64_t H, V v) {
 }
 
 template <bool Pow2, class Acc>
-void step_units(const State& s, const Acc* acc, const int32_t* wx, const void* h, void* y) {
+void step_units(const State& s, const Acc* acc, const int16_t* wx, const void* h, void* y) {
   const RequantRows& r = s.fast->rh;
   const int64_t H = s.H, hp = s.hp;
   for (int64_t j = 0; j < H; j += kLanes) {
     LaneDomain<Pow2> d{s, j};
-    const UnitInputs<LaneDomain<Pow2>> in{load(wx + j),
-                                          load(wx + hp + j),
-                                          load(wx + 2 * hp + j),
+    const UnitInputs<LaneDomain<Pow2>> in{load_wx(wx + j),
+                                          load_wx(wx + hp + j),
+                                          load_wx(wx + 2 * hp + j),
                                           requant<Pow2>(r, acc, j),
                                           requant<Pow2>(r, acc, H + j),
                                           requant<Pow2>(r, acc, 2 * H + j),
@@ -198,7 +203,7 @@ void step_units(const State& s, const Acc* acc, const int32_t* wx, const void* h
 }
 
 template <class Acc>
-void step(const void* state, const Acc* acc, const int32_t* wx, const void* h, void* y) {
+void step(const void* state, const Acc* acc, const int16_t* wx, const void* h, void* y) {
   const State& s = *static_cast<const State*>(state);
   if (s.fast->pow2) step_units<true>(s, acc, wx, h, y);
   else step_units<false>(s, acc, wx, h, y);

@@ -28,7 +28,6 @@ using namespace avx512_lanes;
 constexpr int64_t kLanes = 16;
 
 V load(const int32_t* p) { return _mm512_loadu_si512(p); }
-void store(int32_t* p, V v) { _mm512_storeu_si512(p, v); }
 V clamp_v(V v, V lo, V hi) { return _mm512_min_epi32(_mm512_max_epi32(v, lo), hi); }
 __mmask16 first_lanes(int64_t n) { return n >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u); }
 
@@ -196,13 +195,18 @@ V requant(const RequantRows& r, const Acc* acc, int64_t n) {
 }
 
 template <class Acc>
-void requant_wx(const void* state, const Acc* acc, int32_t* out) {
+void requant_wx(const void* state, const Acc* acc, int16_t* out) {
   const State& s = *static_cast<const State*>(state);
   const RequantRows& r = s.fast->wx;
   for (int64_t g = 0; g < 3; ++g)
-    for (int64_t j = 0; j < s.hp; j += kLanes)
-      store(out + g * s.hp + j, r.pow2 ? requant<true>(r, acc, g * s.H + j) : requant<false>(r, acc, g * s.H + j));
+    for (int64_t j = 0; j < s.hp; j += kLanes) {
+      const V v = r.pow2 ? requant<true>(r, acc, g * s.H + j) : requant<false>(r, acc, g * s.H + j);
+      // In Wx's 8- or 16-bit range: the truncation is exact.
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + g * s.hp + j), _mm512_cvtepi32_epi16(v));
+    }
 }
+
+V load_wx(const int16_t* p) { return _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
 
 // h as int32 lanes from its storage; lanes past H are 0 (never stored back).
 V load_h(const void* h, IntType t, int64_t j, int64_t H) {
@@ -218,14 +222,14 @@ void store_h(void* y, IntType t, int64_t j, int64_t H, V v) {
 }
 
 template <bool Pow2, class Acc>
-void step_units(const State& s, const Acc* acc, const int32_t* wx, const void* h, void* y) {
+void step_units(const State& s, const Acc* acc, const int16_t* wx, const void* h, void* y) {
   const RequantRows& r = s.fast->rh;
   const int64_t H = s.H, hp = s.hp;
   for (int64_t j = 0; j < H; j += kLanes) {
     LaneDomain<Pow2> d{s, j};
-    const UnitInputs<LaneDomain<Pow2>> in{load(wx + j),
-                                          load(wx + hp + j),
-                                          load(wx + 2 * hp + j),
+    const UnitInputs<LaneDomain<Pow2>> in{load_wx(wx + j),
+                                          load_wx(wx + hp + j),
+                                          load_wx(wx + 2 * hp + j),
                                           requant<Pow2>(r, acc, j),
                                           requant<Pow2>(r, acc, H + j),
                                           requant<Pow2>(r, acc, 2 * H + j),
@@ -235,7 +239,7 @@ void step_units(const State& s, const Acc* acc, const int32_t* wx, const void* h
 }
 
 template <class Acc>
-void step(const void* state, const Acc* acc, const int32_t* wx, const void* h, void* y) {
+void step(const void* state, const Acc* acc, const int16_t* wx, const void* h, void* y) {
   const State& s = *static_cast<const State*>(state);
   if (s.fast->pow2) step_units<true>(s, acc, wx, h, y);
   else step_units<false>(s, acc, wx, h, y);

@@ -68,7 +68,7 @@ void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int c
     for (int c = 0; c < count; ++c) {
       const void* state = states + c * state_stride(k);
       for (int64_t i = 0; i < n; ++i) {
-        int32_t* row = out[c]->data() + (r0 + i) * 3 * hp;
+        int16_t* row = out[c]->data() + (r0 + i) * 3 * hp;
         if (f0.acc64_x) k.requant_wx_s64(state, acc64.data() + i * ldc + c * H3, row);
         else k.requant_wx_s32(state, acc32.data() + i * ldc + c * H3, row);
       }
@@ -97,7 +97,7 @@ void run_recurrence(const GruLaneKernels& k, const CellPlan& p, const FastPlan& 
       const int64_t len = length(b);
       if (i >= len) continue;  // padding: not computed, output untouched
       const int64_t t = reverse ? len - 1 - i : i;
-      const int32_t* wx_row = wx.data() + (t * batch + b) * 3 * hp;
+      const int16_t* wx_row = wx.data() + (t * batch + b) * 3 * hp;
       char* y_row = y + (t * batch + b) * H * hbytes;
       if (f.acc64_h) k.step_s64(state, acc64.data() + b * ldc, wx_row, h + b * H * hbytes, y_row);
       else k.step_s32(state, acc32.data() + b * ldc, wx_row, h + b * H * hbytes, y_row);
