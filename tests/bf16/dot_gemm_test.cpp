@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "bf16/kernels.h"
@@ -179,21 +180,25 @@ TEST_P(Bf16Paths, GemmMatchesTheReferenceOnRaggedShapes) {
   }
 }
 
-// Larger shapes cross the AVX-512 kernel's K blocks (512 pairs: three here, the last
-// partial and ending on an odd k) and row blocks (192 rows, then a partial row tile).
+// Larger shapes cross the AVX-512 kernel's cache blocks: K of more than 1024 pairs in
+// blocks of 512 (three here, the last partial and ending on an odd k) and rows in blocks
+// of 192, then a partial row tile; K of up to 1024 pairs as one block (1024 here, ending
+// on an odd k), rows in blocks of 132.
 TEST_P(Bf16Paths, GemmMatchesTheReferenceAcrossCacheBlocks) {
   std::mt19937 rng(9);
-  const int64_t m = 205, n = 70, k = 2051;
-  const std::vector<uint16_t> a = mixed(static_cast<std::size_t>(m * k), rng, false), w = mixed(static_cast<std::size_t>(n * k), rng, false);
-  const PackedB pb = PackedB::pack(w, n, k);
-  std::vector<float> want(static_cast<std::size_t>(m * n)), got(want.size());
-  {
-    PathScope s(fixq::test::scalar_path());
-    gemm(a.data(), m, k, pb, want.data(), n);
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{205, 70, 2051}, {140, 97, 2047}}) {
+    const std::vector<uint16_t> a = mixed(static_cast<std::size_t>(m * k), rng, false),
+                                w = mixed(static_cast<std::size_t>(n * k), rng, false);
+    const PackedB pb = PackedB::pack(w, n, k);
+    std::vector<float> want(static_cast<std::size_t>(m * n)), got(want.size());
+    {
+      PathScope s(fixq::test::scalar_path());
+      gemm(a.data(), m, k, pb, want.data(), n);
+    }
+    PathScope s(GetParam());
+    gemm(a.data(), m, k, pb, got.data(), n);
+    for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(bits(want[i]), bits(got[i])) << m << "x" << n << "x" << k << " " << i;
   }
-  PathScope s(GetParam());
-  gemm(a.data(), m, k, pb, got.data(), n);
-  for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(bits(want[i]), bits(got[i])) << i;
 }
 
 // Each output is one chain through its pairs: row i of the GEMM against a 1-row GEMM of
