@@ -2,6 +2,8 @@
 // caller and the woken workers claim one at a time under one mutex.
 #include "cpu/thread_pool.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <exception>
@@ -49,6 +51,8 @@ class Pool {
     if (error_) std::rethrow_exception(error_);
   }
 
+  Pool* parent = nullptr;  // the pool of the process this one was forked from
+
  private:
   // Runs unclaimed tasks of the current job until none is left (lock held on entry and exit).
   void claim_and_run(std::unique_lock<std::mutex>& lock) {
@@ -90,9 +94,24 @@ class Pool {
 
 // Never destroyed: workers wait for work until the process exits, and no static destructor
 // can run after the pool is gone while another one still multiplies.
+std::atomic<Pool*> g_pool{nullptr};
+
+// A forked child has none of the workers, and the pool's mutex may have been held by one
+// of them at the fork: the child starts a pool of its own (the old one is left untouched).
+void fresh_pool_in_child() {
+  Pool* fresh = new Pool;
+  fresh->parent = g_pool.load(std::memory_order_relaxed);  // still reachable: no leak report
+  g_pool.store(fresh, std::memory_order_release);
+}
+
 Pool& pool() {
-  static Pool* p = new Pool;
-  return *p;
+  static const bool once = [] {
+    g_pool.store(new Pool, std::memory_order_release);
+    pthread_atfork(nullptr, nullptr, fresh_pool_in_child);
+    return true;
+  }();
+  (void)once;
+  return *g_pool.load(std::memory_order_acquire);
 }
 
 }  // namespace

@@ -15,7 +15,8 @@ namespace fixq::cpu_detail {
 // are done; rethrows the first exception a task threw (after every task finished). At most
 // n - 1 workers join in. One job runs at a time: a call made while another job runs (from
 // another thread, or from inside a task) runs its tasks on the calling thread, in order.
-// Callers must not depend on which thread runs which i.
+// Callers must not depend on which thread runs which i. A forked child starts workers of
+// its own (the parent's do not exist there).
 void parallel_for(int n, const std::function<void(int)>& task);
 
 }  // namespace fixq::cpu_detail

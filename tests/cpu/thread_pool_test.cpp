@@ -2,8 +2,11 @@
 // first exception comes back after all tasks finished, and calls that meet a running job
 // (from a task, or from another thread) run on their own thread instead of waiting.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -70,6 +73,47 @@ TEST(ThreadPool, NestedAndConcurrentCallsRunInline) {
   many();
   other.join();
   EXPECT_EQ(total.load(), 2 * 200 * 4);
+}
+
+// Two tasks that wait (bounded) for each other: true when two threads ran them.
+bool ran_on_two_threads() {
+  std::mutex m;
+  std::set<std::thread::id> ids;
+  std::atomic<int> arrived{0};
+  parallel_for(2, [&](int) {
+    arrived.fetch_add(1);
+    for (int spin = 0; spin < 2000000 && arrived.load() < 2; ++spin) std::this_thread::yield();
+    const std::lock_guard<std::mutex> lock(m);
+    ids.insert(std::this_thread::get_id());
+  });
+  return ids.size() == 2;
+}
+
+// A forked child has none of the parent's workers (and the pool's mutex may have been held
+// by one at the fork): it gets a pool of its own, whose jobs run on two threads again,
+// while another thread of the parent keeps the pool busy across the fork.
+TEST(ThreadPool, ForkedChildGetsWorkersOfItsOwn) {
+  ASSERT_TRUE(ran_on_two_threads());  // the parent's pool has its worker
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop.load()) parallel_for(2, [](int) {});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const pid_t pid = fork();
+  if (pid == 0) {
+    alarm(20);  // a hang fails the test instead of stalling it
+    const bool two = ran_on_two_threads();  // first: a job of two needs no new worker
+    std::atomic<int> count{0};
+    for (int job = 0; job < 100; ++job) parallel_for(3, [&](int) { count.fetch_add(1); });
+    _exit(two && count.load() == 300 ? 0 : 1);
+  }
+  stop.store(true);
+  busy.join();
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status)) << "child status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
