@@ -739,43 +739,24 @@ struct Iq4Xs {
   }
 };
 
-template <class F>
-float dot_rows(const std::byte* x, const std::byte* y, int64_t n) {
+// One row's dot product through a driver's (or a type's own) matvec.
+template <class Driver>
+float dot_one(const std::byte* x, const std::byte* y, int64_t n) {
   float r;
-  RowDriver<F>::matvec(x, 1, n, y, &r);
+  Driver::matvec(x, 1, n, y, &r);
   return r;
 }
 
 }  // namespace
 
-float dot_q2_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
-  float r;
-  QuadDriver<Q2K>::matvec(x, 1, n, y, &r);
-  return r;
-}
-float dot_q3_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q3K>(x, y, n); }
-float dot_q4_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
-  float r;
-  Q4K::matvec(x, 1, n, y, &r);
-  return r;
-}
-float dot_q5_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q5K>(x, y, n); }
-float dot_q6_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_rows<Q6K>(x, y, n); }
-float dot_tq1_0_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
-  float r;
-  QuadDriver<Tq1>::matvec(x, 1, n, y, &r);
-  return r;
-}
-float dot_tq2_0_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
-  float r;
-  QuadDriver<Tq2>::matvec(x, 1, n, y, &r);
-  return r;
-}
-float dot_iq4_xs_q8_k(const std::byte* x, const std::byte* y, int64_t n) {
-  float r;
-  TermsDriver<Iq4Xs>::matvec(x, 1, n, y, &r);
-  return r;
-}
+float dot_q2_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<QuadDriver<Q2K>>(x, y, n); }
+float dot_q3_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<RowDriver<Q3K>>(x, y, n); }
+float dot_q4_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<Q4K>(x, y, n); }
+float dot_q5_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<RowDriver<Q5K>>(x, y, n); }
+float dot_q6_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<RowDriver<Q6K>>(x, y, n); }
+float dot_tq1_0_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<QuadDriver<Tq1>>(x, y, n); }
+float dot_tq2_0_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<QuadDriver<Tq2>>(x, y, n); }
+float dot_iq4_xs_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<TermsDriver<Iq4Xs>>(x, y, n); }
 
 void matvec_q2_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
   QuadDriver<Q2K>::matvec(x, rows, n, y, out);

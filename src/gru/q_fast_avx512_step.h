@@ -64,7 +64,7 @@ struct LutOps {
       const V d = _mm512_sub_epi32(_mm512_srli_epi64(p, 32), p);  // low halves: table[k + 1] - table[k]
       // fr >= 0: widened with sign or without alike.
       const V v = _mm512_add_epi64(_mm512_mul_epi32(p, pow_shift), _mm512_mul_epi32(d, _mm512_cvtepi32_epi64(fr8)));
-      return _mm512_cvtepi64_epi32(_mm512_srav_epi64(_mm512_add_epi64(v, half), t));  // low halves, as interp's
+      return _mm512_cvtepi64_epi32(_mm512_srav_epi64(_mm512_add_epi64(v, half), t));  // low 32 bits, as the lanes hold
     };
     return _mm512_inserti64x4(
         _mm512_castsi256_si512(part(_mm512_castsi512_si256(k), _mm512_castsi512_si256(fr))),
