@@ -612,51 +612,38 @@ TEST_P(Supplement, MaskedShiftRightLogicalByImmediate) {
   }
 }
 
-// VPGATHERDD: lane i = MEM[base + sign_extend(index[i]) * scale], from an exactly sized
-// heap block, indices down to its first and up to its last int32 (unaligned for scale 1).
-TEST_P(Supplement, GatherReadsBasePlusScaledIndex) {
-  std::mt19937_64 rng(17);
+// A 512-bit gather of `lanes` elements of `width` bytes: lane i = the bytes at base +
+// sign_extend(index[i]) * scale, from an exactly sized heap block, indices down to its
+// first and up to its last element (unaligned for scales below the width).
+using GatherFn = void (*)(const void* index, const void* base, int scale, void* out);
+void check_gather(GatherFn gather, int width, const char* name, uint64_t seed) {
+  std::mt19937_64 rng(seed);
   constexpr int kBytes = 256, kMid = 128;
+  const int lanes = 64 / width;
   const auto block = std::make_unique<uint8_t[]>(kBytes);
   for (int i = 0; i < kBytes; ++i) block[i] = static_cast<uint8_t>(rng());
   const uint8_t* base = block.get() + kMid;
   for (int scale : {1, 2, 4, 8}) {
-    const int lo = -kMid / scale, hi = (kBytes - kMid - 4) / scale;
+    const int lo = -kMid / scale, hi = (kBytes - kMid - width) / scale;
     for (int t = 0; t < 500; ++t) {
       uint8_t index[64], got[64], want[64];
-      for (int i = 0; i < 16; ++i) {
+      for (int i = 0; i < lanes; ++i) {
         const int32_t x = t == 0 ? (i % 2 ? lo : hi) : lo + static_cast<int32_t>(rng() % (hi - lo + 1));
         put<int32_t>(index, i, x);
-        std::memcpy(want + 4 * i, block.get() + kMid + x * scale, 4);
+        std::memcpy(want + width * i, block.get() + kMid + x * scale, static_cast<size_t>(width));
       }
-      ops().i32gather_epi32(index, base, scale, got);
-      ASSERT_TRUE(same(got, want, 64, 4)) << "_mm512_i32gather_epi32 scale " << scale << " indices " << hex(index, 64, 4);
+      gather(index, base, scale, got);
+      ASSERT_TRUE(same(got, want, 64, width)) << name << " scale " << scale << " indices " << hex(index, 4 * lanes, 4);
     }
   }
 }
 
-// VPGATHERDQ: lane i = the 8 bytes at base + sign_extend(index[i]) * scale, unaligned for
-// scales 1, 2 and 4 (the GRU step reads two adjacent int32 knots as one element).
-TEST_P(Supplement, Gather64ReadsBasePlusScaledIndex) {
-  std::mt19937_64 rng(18);
-  constexpr int kBytes = 256, kMid = 128;
-  const auto block = std::make_unique<uint8_t[]>(kBytes);
-  for (int i = 0; i < kBytes; ++i) block[i] = static_cast<uint8_t>(rng());
-  const uint8_t* base = block.get() + kMid;
-  for (int scale : {1, 2, 4, 8}) {
-    const int lo = -kMid / scale, hi = (kBytes - kMid - 8) / scale;
-    for (int t = 0; t < 500; ++t) {
-      uint8_t index[32], got[64], want[64];
-      for (int i = 0; i < 8; ++i) {
-        const int32_t x = t == 0 ? (i % 2 ? lo : hi) : lo + static_cast<int32_t>(rng() % (hi - lo + 1));
-        put<int32_t>(index, i, x);
-        std::memcpy(want + 8 * i, block.get() + kMid + x * scale, 8);
-      }
-      ops().i32gather_epi64(index, base, scale, got);
-      ASSERT_TRUE(same(got, want, 64, 8)) << "_mm512_i32gather_epi64 scale " << scale << " indices " << hex(index, 32, 4);
-    }
-  }
-}
+// VPGATHERDD: 16 int32.
+TEST_P(Supplement, GatherReadsBasePlusScaledIndex) { check_gather(ops().i32gather_epi32, 4, "_mm512_i32gather_epi32", 17); }
+
+// VPGATHERDQ: 8 int64 at 8 int32 indices (the GRU step reads two adjacent int32 knots as
+// one element).
+TEST_P(Supplement, Gather64ReadsBasePlusScaledIndex) { check_gather(ops().i32gather_epi64, 8, "_mm512_i32gather_epi64", 18); }
 
 // ---------------------------------------------------------------------------------------
 // VDPBF16PS (AVX512_BF16): per float32 lane,
