@@ -131,21 +131,15 @@ inline simde__m512i srai_epi64(simde__m512i a, unsigned n) {
   return vec<simde__m512i>(r);
 }
 
-// VPGATHERDD zmm, [base + index * scale]: 16 int32 loads.
-inline simde__m512i i32gather_epi32(simde__m512i index, const void* base, int scale) {
-  const auto idx = lanes<int32_t, 16>(index);
-  Lanes<int32_t, 16> r;
-  for (int i = 0; i < 16; ++i)
-    std::memcpy(&r.v[i], static_cast<const char*>(base) + int64_t{idx.v[i]} * scale, sizeof(int32_t));
-  return vec<simde__m512i>(r);
-}
-
-// VPGATHERDQ zmm, [base + index * scale]: 8 int64 loads at 8 int32 indices.
-inline simde__m512i i32gather_epi64(simde__m256i index, const void* base, int scale) {
-  const auto idx = lanes<int32_t, 8>(index);
-  Lanes<int64_t, 8> r;
-  for (int i = 0; i < 8; ++i)
-    std::memcpy(&r.v[i], static_cast<const char*>(base) + int64_t{idx.v[i]} * scale, sizeof(int64_t));
+// VPGATHERDD / VPGATHERDQ zmm, [base + index * scale]: one load of T per int32 index of
+// the vector Index (16 int32 or 8 int64 elements).
+template <class T, class Index>
+inline simde__m512i i32gather(Index index, const void* base, int scale) {
+  constexpr int kN = 64 / sizeof(T);
+  const auto idx = lanes<int32_t, kN>(index);
+  Lanes<T, kN> r;
+  for (int i = 0; i < kN; ++i)
+    std::memcpy(&r.v[i], static_cast<const char*>(base) + int64_t{idx.v[i]} * scale, sizeof(T));
   return vec<simde__m512i>(r);
 }
 
@@ -310,8 +304,8 @@ simde__m512 dpbf16_ps(simde__m512 src, const BH& a, const BH& b) {
 #define _mm512_srav_epi32(a, c) (fixq::emulated::srav<int32_t, 16>((a), (c)))
 #define _mm512_srav_epi64(a, c) (fixq::emulated::srav<int64_t, 8>((a), (c)))
 #define _mm512_srai_epi64(a, n) (fixq::emulated::srai_epi64((a), (n)))
-#define _mm512_i32gather_epi32(i, base, scale) (fixq::emulated::i32gather_epi32((i), (base), (scale)))
-#define _mm512_i32gather_epi64(i, base, scale) (fixq::emulated::i32gather_epi64((i), (base), (scale)))
+#define _mm512_i32gather_epi32(i, base, scale) (fixq::emulated::i32gather<int32_t>((i), (base), (scale)))
+#define _mm512_i32gather_epi64(i, base, scale) (fixq::emulated::i32gather<int64_t>((i), (base), (scale)))
 #define _mm512_cvtepi32_epi64(a) (fixq::emulated::cvtepi32_epi64(a))
 #define _mm512_cvtepi32_epi16(a) (fixq::emulated::truncate_epi32<int16_t, simde__m256i>(a))
 #define _mm512_cvtepi32_epi8(a) (fixq::emulated::truncate_epi32<int8_t, simde__m128i>(a))
