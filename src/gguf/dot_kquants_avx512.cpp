@@ -95,28 +95,43 @@ FIXQ_GGUF_INLINE int32_t bsums_times_mins(const Q8KClasses& p, uint64_t mins) {
   return _mm_cvtsi128_si32(s);
 }
 
-// The row loop shared by Q3_K ... Q6_K: sums[l] += (dx * dy) * float(lane[l]) per
+// The row loop shared by Q3_K, Q5_K and Q6_K: sums[l] += (dx * dy) * float(lane[l]) per
 // super-block (and, with mins, sumf -= (dmin * dy) * float(bsums . mins)); at the end sumf
-// += sums[0], ..., sums[7] in order.
+// += sums[0], ..., sums[7] in order. R rows (1 or 2) at once: row r's eight sums in the
+// 256-bit half r of one vector, each lane the same float steps as alone.
 template <class F>
 struct LanesFormat {
   static constexpr std::size_t kYBlockBytes = kQ8K;
   using Prepared = Q8KClasses;
   static void prepare(const std::byte* y, Prepared* p) { prepare_classes<F::kOff>(y, p); }
-  static float dot_row(const std::byte* x, const std::byte*, int64_t n, const Prepared* p) {
-    __m256 sums = _mm256_setzero_ps();
-    float sumf = 0.0f;
-    for (int64_t i = 0; i < n; ++i, x += F::kBlockBytes) {
-      int32_t min_term = 0;
-      const __m256i lanes = F::lanes(x, p[i], &min_term);
-      const float d = load_fp16(x + offsetof(typename F::Block, d)) * p[i].d;
-      sums = _mm256_add_ps(sums, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes)));
-      if constexpr (F::kMins) sumf -= load_fp16(x + offsetof(typename F::Block, dmin)) * p[i].d * to_f32(min_term);
+  template <int R, class P>  // P: F::Prepared (F is incomplete here)
+  static void dot_rows(const std::byte* const* xs, int64_t n, const P* p, float* out) {
+    const std::byte* x[R];
+    float sumf[R];
+    for (int r = 0; r < R; ++r) x[r] = xs[r], sumf[r] = 0.0f;
+    __m512 sums = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; ++i) {
+      __m256i lanes[R];
+      __m512 d = _mm512_setzero_ps();
+      for (int r = 0; r < R; ++r) {
+        int32_t min_term = 0;
+        lanes[r] = F::lanes(x[r], p[i], &min_term);
+        const float dr = load_fp16(x[r] + offsetof(typename F::Block, d)) * p[i].d;
+        d = r == 0 ? _mm512_set1_ps(dr) : _mm512_mask_blend_ps(0xFF00, d, _mm512_set1_ps(dr));
+        if constexpr (F::kMins)
+          sumf[r] -= load_fp16(x[r] + offsetof(typename F::Block, dmin)) * p[i].d * to_f32(min_term);
+        x[r] += F::kBlockBytes;
+      }
+      const __m512i l = R == 2 ? _mm512_inserti64x4(_mm512_castsi256_si512(lanes[0]), lanes[R - 1], 1)
+                               : _mm512_zextsi256_si512(lanes[0]);
+      sums = _mm512_add_ps(sums, _mm512_mul_ps(d, _mm512_cvtepi32_ps(l)));
     }
-    alignas(32) float s[8];
-    _mm256_store_ps(s, sums);
-    for (float v : s) sumf += v;
-    return sumf;
+    alignas(64) float s[16];
+    _mm512_store_ps(s, sums);
+    for (int r = 0; r < R; ++r) {
+      for (int l = 0; l < 8; ++l) sumf[r] += s[8 * r + l];
+      out[r] = sumf[r];
+    }
   }
 };
 
@@ -335,8 +350,10 @@ struct Q4K {
 // + 2 (sub-block 8h + 2j + 2 + a): one vpsrlvw per 64 codes; the elements are those of Q4_K
 // chunk 2h + j / 2, so the activations are in q4k_order. The high bits come from hmask
 // through the same vpshufb.
-struct Q3K {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockQ3_K), kYBlockBytes = kQ8K;
+struct Q3K : LanesFormat<Q3K> {
+  using Block = BlockQ3_K;
+  static constexpr std::size_t kBlockBytes = sizeof(Block);
+  static constexpr bool kMins = false;
   struct Prepared {
     alignas(64) int8_t qs[kQK_K];  // q4k_order
     alignas(64) int16_t off[128];  // 4 * (sum of each vpmaddubsw pair of qs)
@@ -350,17 +367,19 @@ struct Q3K {
       _mm512_store_si512(p->off + 32 * k, _mm512_slli_epi16(_mm512_maddubs_epi16(_mm512_set1_epi8(1), q), 2));
     }
   }
-  FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Prepared& p) {
+  FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Prepared& p, int32_t*) {
     // The 16 scales as bytes (ggml's 32-bit-word unpacking of q3_k_scale), minus 32, as
     // words in the order of the scale dwords: chunk m = 2h + j / 2 takes (s[4m], s[4m + 2])
-    // in lanes with a = 0 and (s[4m + 1], s[4m + 3]) with a = 1.
+    // in lanes with a = 0 and (s[4m + 1], s[4m + 3]) with a = 1. Dword m of the codes holds
+    // the low nibbles of word m % 2 of scales (a0, a1; the high nibbles for m >= 2) and bits
+    // 2m, 2m + 1 of each byte of t (scales[8..11]) at bits 4-5: [a0, a1, a0, a1] shifted
+    // right by (0, 0, 4, 4), t rotated left by (4, 2, 0, -2), in four vector steps instead of
+    // scalar ones.
     const std::byte* sc = x + offsetof(BlockQ3_K, scales);
-    const uint32_t a0 = load_as<uint32_t>(sc), a1 = load_as<uint32_t>(sc + 4), t = load_as<uint32_t>(sc + 8);
-    const uint32_t k1 = 0x03030303u, k2 = 0x0F0F0F0Fu;
-    const __m128i codes = _mm_setr_epi32(static_cast<int>((a0 & k2) | ((t & k1) << 4)),
-                                         static_cast<int>((a1 & k2) | (((t >> 2) & k1) << 4)),
-                                         static_cast<int>(((a0 >> 4) & k2) | (((t >> 4) & k1) << 4)),
-                                         static_cast<int>(((a1 >> 4) & k2) | (((t >> 6) & k1) << 4)));
+    const __m128i a = _mm_set1_epi64x(load_as<long long>(sc)), t = _mm_set1_epi32(load_as<int>(sc + 8));
+    const __m128i high = _mm_and_si128(_mm_rolv_epi32(t, _mm_setr_epi32(4, 2, 0, 30)), _mm_set1_epi8(0x30));
+    const __m128i codes = _mm_ternarylogic_epi32(_mm_srlv_epi32(a, _mm_setr_epi32(0, 0, 4, 4)), _mm_set1_epi8(0x0F), high,
+                                                 0xEA);  // (A & B) | C
     const __m128i ordered = _mm_shuffle_epi8(_mm_sub_epi8(codes, _mm_set1_epi8(32)),
                                              _mm_setr_epi8(0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15));
     const __m512i sw = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(ordered));  // dword 2m: A, 2m + 1: B
@@ -384,20 +403,6 @@ struct Q3K {
     }
     // lanes (0, 2, 1, 3): classes 0-3 twice, then 4-7 twice; the halves added: 0-7.
     return fold_lanes(_mm512_shuffle_i32x4(acc, acc, _MM_SHUFFLE(3, 1, 2, 0)));
-  }
-  // sums[l] += (dx * dy) * float(lane[l]) per super-block; at the end sumf = sums[0] + ... + sums[7].
-  static float dot_row(const std::byte* x, const std::byte*, int64_t n, const Prepared* p) {
-    __m256 sums = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n; ++i, x += kBlockBytes) {
-      const __m256i l = lanes(x, p[i]);
-      const float d = load_fp16(x + offsetof(BlockQ3_K, d)) * p[i].d;
-      sums = _mm256_add_ps(sums, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(l)));
-    }
-    alignas(32) float s[8];
-    _mm256_store_ps(s, sums);
-    float sumf = 0.0f;
-    for (float v : s) sumf += v;
-    return sumf;
   }
 };
 
