@@ -35,10 +35,13 @@ namespace fixq {
 
 enum class IntType { U8, S8, S16 };
 
-// Threads the GEMM may use for large products (M * N * K >= 2^25); small ones, such as a
-// GRU step, always run on the calling thread. 0 (the default) means FIXQ_NUM_THREADS if
-// set, else every hardware thread. Results do not depend on the thread count: threads
-// take disjoint column panels and each output is summed in the same order.
+// Threads the GEMM may use for large products (M * N * K >= 2^25), and for mid-size ones
+// (>= 3 * 2^20, a product of fewer than 4 rows counting 4 / M times) while the workers are
+// awake, having finished a product less than ~200 us ago: a GRU's per-step products after
+// its input projection, for instance. Smaller ones run on the calling thread. 0 (the
+// default) means FIXQ_NUM_THREADS if set, else every hardware thread. Results do not
+// depend on the thread count: threads take disjoint column panels and each output is
+// summed in the same order.
 void set_gemm_threads(int n);
 int gemm_threads();
 

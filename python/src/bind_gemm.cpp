@@ -232,8 +232,8 @@ void bind_gemm(pyb::module_& m) {
         set_gemm_threads(n);
       },
       "n"_a,
-        "Threads for large products (M*N*K >= 2^25); 0 = FIXQ_NUM_THREADS or every hardware thread. Results do not\n"
-        "depend on it.");
+        "Threads for large products (M*N*K >= 2^25, or >= 3 * 2^20 while the workers are awake from a recent\n"
+        "product); 0 = FIXQ_NUM_THREADS or every hardware thread. Results do not depend on it.");
   m.def("gemm_threads", &gemm_threads, "The thread count large products use.");
 }
 

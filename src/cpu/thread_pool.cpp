@@ -1,10 +1,22 @@
 // The shared worker threads (thread_pool.h): a job is a counter of task indices that the
 // caller and the woken workers claim one at a time under one mutex.
+//
+// Sleeping on a condition variable costs a wake-up of ~20-30 us on a VM (futex, then the
+// scheduler), more than a mid-size product takes on one thread. So a worker that finished
+// a job watches for the next one for a short while before it sleeps, and a caller whose
+// share is done watches for the workers' last task before it sleeps: back-to-back jobs (a
+// GRU's recurrent product every step) find the workers awake.
 #include "cpu/thread_pool.h"
 
 #include <pthread.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -15,6 +27,24 @@
 namespace fixq::cpu_detail {
 
 namespace {
+
+// How long a thread watches for its condition before it sleeps, in microseconds.
+std::atomic<int64_t> g_watch_us{200};
+
+// Polls ready() (an atomic load) until it holds or the watch time has passed; says which.
+template <class Ready>
+bool spin_until(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(g_watch_us.load(std::memory_order_relaxed));
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      _mm_pause();  // spin politely: frees the core's shared resources for a sibling thread
+#endif
+    }
+    if (std::chrono::steady_clock::now() >= until) return ready();
+  }
+}
 
 class Pool {
  public:
@@ -30,12 +60,7 @@ class Pool {
     } release{busy_};
     {
       std::lock_guard<std::mutex> lock(m_);
-      // Fewer workers where the system refuses a thread: the caller claims what is left.
-      try {
-        // A new worker counts this job as new (its generation is incremented below).
-        while (static_cast<int>(workers_.size()) < n - 1) workers_.emplace_back([this, g = generation_] { work(g); });
-      } catch (const std::system_error&) {
-      }
+      start_workers(n - 1);  // a new worker counts this job as new (incremented below)
       task_ = &task;
       next_ = 0;
       count_ = n;
@@ -43,12 +68,32 @@ class Pool {
       error_ = nullptr;
       ++generation_;
     }
-    wake_.notify_all();
+    // Only the helpers the job can use: each woken worker watches for ~200 us afterwards, and
+    // more of them than cores would crowd out the caller.
+    for (int i = 0; i < n - 1; ++i) wake_.notify_one();
     std::unique_lock<std::mutex> lock(m_);
     claim_and_run(lock);
+    if (unfinished_.load(std::memory_order_relaxed) != 0) {
+      lock.unlock();
+      spin_until([this] { return unfinished_.load(std::memory_order_acquire) == 0; });
+      lock.lock();
+    }
     done_.wait(lock, [this] { return unfinished_ == 0; });
     task_ = nullptr;
     if (error_) std::rethrow_exception(error_);
+  }
+
+  bool watching(int n) const { return watching_.load(std::memory_order_relaxed) >= n; }
+
+  // Starts n workers if they do not exist and has them watch for a job, without one.
+  void wake(int n) {
+    if (watching(n) || busy_.load(std::memory_order_relaxed)) return;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      start_workers(n);
+      ++pokes_;
+    }
+    for (int i = 0; i < n; ++i) wake_.notify_one();
   }
 
   Pool* parent = nullptr;  // the pool of the process this one was forked from
@@ -72,11 +117,31 @@ class Pool {
     }
   }
 
-  // A worker: sleeps until a job newer than the last one it saw, then helps with it.
+  // Up to n workers (lock held). Fewer where the system refuses a thread: a job's caller
+  // claims what is left.
+  void start_workers(int n) {
+    try {
+      while (static_cast<int>(workers_.size()) < n) workers_.emplace_back([this, g = generation_.load()] { work(g); });
+    } catch (const std::system_error&) {
+    }
+  }
+
+  // A worker: watches, then sleeps, until a job newer than the last one it saw, then helps
+  // with it. Woken without a job (wake), it watches again.
   void work(unsigned long seen) {
     std::unique_lock<std::mutex> lock(m_);
+    unsigned long pokes = pokes_;
     for (;;) {
-      wake_.wait(lock, [&] { return generation_ != seen; });
+      if (generation_.load(std::memory_order_relaxed) == seen) {
+        lock.unlock();
+        watching_.fetch_add(1, std::memory_order_relaxed);
+        spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
+        watching_.fetch_sub(1, std::memory_order_relaxed);
+        lock.lock();
+        wake_.wait(lock, [&] { return generation_ != seen || pokes_ != pokes; });
+        pokes = pokes_;
+        if (generation_ == seen) continue;
+      }
       seen = generation_;
       claim_and_run(lock);
     }
@@ -87,8 +152,12 @@ class Pool {
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
   const std::function<void(int)>* task_ = nullptr;
-  int next_ = 0, count_ = 0, unfinished_ = 0;
-  unsigned long generation_ = 0;
+  int next_ = 0, count_ = 0;
+  // Written under the mutex; atomic so that a spinning thread may watch them without it.
+  std::atomic<int> unfinished_{0};
+  std::atomic<unsigned long> generation_{0};
+  std::atomic<int> watching_{0};  // workers in spin_until for the next job
+  unsigned long pokes_ = 0;       // calls of wake()
   std::exception_ptr error_;
 };
 
@@ -117,5 +186,13 @@ Pool& pool() {
 }  // namespace
 
 void parallel_for(int n, const std::function<void(int)>& task) { pool().run(n, task); }
+
+bool workers_watching(int n) { return n <= 0 || pool().watching(n); }
+
+void wake_workers(int n) {
+  if (n > 0) pool().wake(n);
+}
+
+void set_watch_time(std::chrono::microseconds t) { g_watch_us.store(std::max<int64_t>(0, t.count()), std::memory_order_relaxed); }
 
 }  // namespace fixq::cpu_detail

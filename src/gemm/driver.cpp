@@ -30,10 +30,18 @@ int64_t block_groups(const MicroKernel& k, IntType a, IntType b, bool whole_k_fi
   return whole_k_fits ? cache : std::min(cache, max_block_groups(summed, b, k.b.kr));
 }
 
-// Products below this many multiply-adds stay on the calling thread: waking the shared
-// workers costs more (Zen 5 VM, wall time, one thread against two: 64 x 512 x 512 46 against
-// 52 us, 100 x 768 x 256 54 against 55, 128 x 512 x 512 94 against 80).
+// Products below this many multiply-adds stay on the calling thread while the shared
+// workers sleep: waking them costs more (Zen 5 VM, wall time, one thread against two:
+// 64 x 512 x 512 46 against 52 us, 100 x 768 x 256 54 against 55, 128 x 512 x 512 94
+// against 80).
 constexpr int64_t kThreadingThreshold = int64_t{1} << 25;
+// Products from this many multiply-adds are shared when the workers are awake (a job
+// finished moments ago, cpu/thread_pool.h), as in a GRU's time loop: handing a job to a
+// watching worker costs ~2-3 us. Fewer than 4 rows count 4 / rows times their work: they
+// stream the weights at a quarter of the multiply rate or less. Same VM, back-to-back
+// calls, one thread against two: 16 x 256 x 768 9.4 against 8.3 us, 1 x 1024 x 1024 11.0
+// against 6.4, 1 x 3072 x 1024 43.7 against 23.3; below: 16 x 256 x 256 3.0 against 3.8.
+constexpr int64_t kAwakeThreadingThreshold = int64_t{3} << 20;
 
 std::atomic<int> g_threads{0};
 
@@ -136,7 +144,12 @@ void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc
   if constexpr (std::is_same_v<Acc, int32_t>) require(pr.whole_k_fits, "internal: int32 accumulators for sums that may not fit");
   const int64_t n_panels = pr.panels->panels;
   const int64_t work = a.rows * pr.n * pr.k;
-  const int64_t threads = work < kThreadingThreshold ? 1 : std::min<int64_t>(gemm_threads(), n_panels);
+  const int64_t cost = a.rows >= 4 ? work : work * (4 / std::max<int64_t>(a.rows, 1));
+  int64_t threads = cost < kAwakeThreadingThreshold ? 1 : std::min<int64_t>(gemm_threads(), n_panels);
+  if (threads > 1 && work < kThreadingThreshold && !cpu_detail::workers_watching(static_cast<int>(threads) - 1)) {
+    cpu_detail::wake_workers(static_cast<int>(threads) - 1);  // for the next product
+    threads = 1;
+  }
   if (threads <= 1) {
     run_panels(pr, a, 0, n_panels, c, ldc);
   } else {

@@ -1,6 +1,7 @@
 // The shared worker threads (src/cpu/thread_pool.h): every task runs exactly once, the
-// first exception comes back after all tasks finished, and calls that meet a running job
-// (from a task, or from another thread) run on their own thread instead of waiting.
+// first exception comes back after all tasks finished, calls that meet a running job (from
+// a task, or from another thread) run on their own thread instead of waiting, and workers
+// watch for the next job for a while after one, then sleep, and still take jobs after.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,8 @@ namespace fixq {
 namespace {
 
 using cpu_detail::parallel_for;
+using cpu_detail::wake_workers;
+using cpu_detail::workers_watching;
 
 // Two tasks that wait (bounded) for each other: true when two threads ran them.
 bool ran_on_two_threads() {
@@ -74,6 +77,50 @@ TEST(ThreadPool, NestedAndConcurrentCallsRunInline) {
   many();
   other.join();
   EXPECT_EQ(total.load(), 2 * 200 * 4);
+}
+
+// A worker that finished its task watches for the next job, then sleeps, and a new job
+// still wakes it. The watch is lengthened to 100 ms here: the scheduler may keep the worker
+// off a core for a while (it may queue it behind this thread), and a 200 us watch could end
+// before this thread looks.
+TEST(ThreadPool, WorkersWatchAfterAJobThenSleepAndStillTakeJobs) {
+  using namespace std::chrono_literals;
+  struct Restore {
+    ~Restore() { cpu_detail::set_watch_time(200us); }
+  } restore;
+  cpu_detail::set_watch_time(100ms);
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(ran_on_two_threads());
+    bool seen = false;
+    for (const auto until = std::chrono::steady_clock::now() + 50ms; !seen && std::chrono::steady_clock::now() < until;) {
+      seen = workers_watching(1);
+      std::this_thread::yield();
+    }
+    EXPECT_TRUE(seen) << "round " << round;
+    std::this_thread::sleep_for(250ms);  // past the watch: asleep
+    EXPECT_FALSE(workers_watching(1)) << "round " << round;
+  }
+  EXPECT_TRUE(ran_on_two_threads());
+  EXPECT_TRUE(workers_watching(0));
+}
+
+// wake_workers starts and wakes workers without a job: nothing runs, later jobs run every
+// task once (right away, and after the workers went back to sleep), and a call from inside
+// a task returns at once.
+TEST(ThreadPool, WakingWithoutAJobRunsNothing) {
+  wake_workers(0);
+  wake_workers(-1);
+  for (int round = 0; round < 2; ++round) {
+    wake_workers(5);
+    if (round == 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::vector<std::atomic<int>> runs(6);
+    parallel_for(6, [&](int i) {
+      wake_workers(5);
+      runs[static_cast<size_t>(i)].fetch_add(1);
+    });
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(runs[static_cast<size_t>(i)].load(), 1) << "round " << round << " task " << i;
+  }
+  EXPECT_TRUE(ran_on_two_threads());
 }
 
 // A forked child has none of the parent's workers (and the pool's mutex may have been held

@@ -411,6 +411,25 @@ TEST(Gemm, ThreadCountDoesNotChangeResults) {
     gemm_s64(a.view(), pb, c.data(), b.rows);
     ASSERT_EQ(c, want) << threads << " threads";
   }
+  // Mid-size products (16 x 400 x 700, and 1 x 1500 x 700 whose single row counts four
+  // times) are shared only while the workers watch for work: right after a large product
+  // and after each other, back to back.
+  const Mat a16 = make(IntType::S8, 16, 700, 0, rng), a1 = make(IntType::U8, 1, 700, 1, rng);
+  const Mat b400 = make(IntType::S8, 400, 700, 0, rng), b1500 = make(IntType::S8, 1500, 700, 0, rng);
+  const PackedB pb400 = PackedB::pack(b400.view()), pb1500 = PackedB::pack(b1500.view());
+  const std::vector<int64_t> want16 = oracle(a16, b400), want1 = oracle(a1, b1500);
+  for (int threads : {1, 2, 3}) {
+    set_gemm_threads(threads);
+    std::vector<int64_t> c(want.size());
+    gemm_s64(a.view(), pb, c.data(), b.rows);
+    for (int rep = 0; rep < 20; ++rep) {
+      std::vector<int64_t> c16(want16.size()), c1(want1.size());
+      gemm_s64(a16.view(), pb400, c16.data(), b400.rows);
+      gemm_s64(a1.view(), pb1500, c1.data(), b1500.rows);
+      ASSERT_EQ(c16, want16) << threads << " threads, repetition " << rep;
+      ASSERT_EQ(c1, want1) << threads << " threads, repetition " << rep;
+    }
+  }
   set_gemm_threads(0);
   EXPECT_THROW(set_gemm_threads(-1), Error);
 }
