@@ -113,7 +113,8 @@ struct LanesFormat {
     for (int64_t i = 0; i < n; ++i) {
       __m256i lanes[R];
       __m512 d = _mm512_setzero_ps();
-      for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 2
+      for (int r = 0; r < R; ++r) {  // unrolled: the two rows' chains interleave
         int32_t min_term = 0;
         lanes[r] = F::lanes(x[r], p[i], &min_term);
         const float dr = load_fp16(x[r] + offsetof(typename F::Block, d)) * p[i].d;
@@ -500,8 +501,9 @@ FIXQ_GGUF_INLINE float add_in_order(float sumf, __m128 t, int count) {
 
 // F: kBlockBytes; Quad (the prepared activations of four super-blocks) and prepare(y, count,
 // Quad*) (count < 4 at the end: the rest zero); ints(x, y, quad, lane) (a super-block's
-// integer partial sums); terms(x, y, quad, isum, count) (the float terms of `count`
-// super-blocks from their integer sums, lanes 0-3).
+// integer partial sums), or ints4(x, quad, s) (the four super-blocks' at once, s[lane]);
+// terms(x, y, quad, isum, count) (the float terms of `count` super-blocks from their
+// integer sums, lanes 0-3).
 template <class F>
 struct QuadDriver {
   static void matvec(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
@@ -511,25 +513,50 @@ struct QuadDriver {
     for (std::size_t q = 0; q < nq; ++q)
       F::prepare(y + q * 4 * kQ8K, static_cast<int>(std::min<int64_t>(4, n - 4 * static_cast<int64_t>(q))), &quads[q]);
     const std::size_t row_bytes = static_cast<std::size_t>(n) * F::kBlockBytes;
-    for (int64_t r = 0; r < rows; ++r) out[r] = dot_row(x + static_cast<std::size_t>(r) * row_bytes, y, n, quads.data());
+    int64_t r = 0;
+    for (; r + 2 <= rows; r += 2) dot_rows<2>(x + static_cast<std::size_t>(r) * row_bytes, row_bytes, y, n, quads.data(), out + r);
+    if (r < rows) dot_rows<1>(x + static_cast<std::size_t>(r) * row_bytes, row_bytes, y, n, quads.data(), out + r);
   }
 
  private:
   template <int kCount>
   FIXQ_GGUF_INLINE float quad(const std::byte* x, const std::byte* y, const typename F::Quad& p, int count, float sumf) {
     __m512i s[4];
-    for (int l = 0; l < 4; ++l)
-      s[l] = l < (kCount ? kCount : count) ? F::ints(x + l * F::kBlockBytes, y + l * kQ8K, p, l) : _mm512_setzero_si512();
+    if constexpr (requires(__m512i* v) { F::ints4(x, p, v); }) {  // the four blocks' sums together
+      if constexpr (kCount == 4) {
+        F::ints4(x, p, s);
+      } else {  // a short quad: zero blocks after the row's last
+        alignas(64) std::byte tail[4 * F::kBlockBytes] = {};
+        std::memcpy(tail, x, static_cast<std::size_t>(count) * F::kBlockBytes);
+        F::ints4(tail, p, s);
+      }
+    } else {
+      for (int l = 0; l < 4; ++l)
+        s[l] = l < (kCount ? kCount : count) ? F::ints(x + l * F::kBlockBytes, y + l * kQ8K, p, l) : _mm512_setzero_si512();
+    }
     const int c = kCount ? kCount : count;
     return add_in_order(sumf, F::terms(x, y, p, hsum4(s[0], s[1], s[2], s[3]), c), c);
   }
 
-  static float dot_row(const std::byte* x, const std::byte* y, int64_t n, const typename F::Quad* quads) {
-    float sumf = 0.0f;
+  // R (1 or 2) rows, row_bytes apart, quad by quad: a quad's chain (products, reduction,
+  // terms, the in-order additions) is long and serial, and a second row's quad beside it
+  // ran tq1_0 8%, q2_K 6% and tq2_0 4% faster (Zen 5, alternated runs). Each row's sum
+  // takes its terms in order, as alone.
+  template <int R>
+  static void dot_rows(const std::byte* x, std::size_t row_bytes, const std::byte* y, int64_t n,
+                       const typename F::Quad* quads, float* out) {
+    float sumf[R];
+    for (int r = 0; r < R; ++r) sumf[r] = 0.0f;
     int64_t q = 0;
-    for (; 4 * q + 4 <= n; ++q) sumf = quad<4>(x + 4 * q * F::kBlockBytes, y + 4 * q * kQ8K, quads[q], 4, sumf);
-    if (4 * q < n) sumf = quad<0>(x + 4 * q * F::kBlockBytes, y + 4 * q * kQ8K, quads[q], static_cast<int>(n - 4 * q), sumf);
-    return sumf;
+    for (; 4 * q + 4 <= n; ++q)
+#pragma GCC unroll 2
+      for (int r = 0; r < R; ++r)  // unrolled: the two rows' quads interleave
+        sumf[r] = quad<4>(x + r * row_bytes + 4 * q * F::kBlockBytes, y + 4 * q * kQ8K, quads[q], 4, sumf[r]);
+    if (4 * q < n)
+      for (int r = 0; r < R; ++r)
+        sumf[r] = quad<0>(x + r * row_bytes + 4 * q * F::kBlockBytes, y + 4 * q * kQ8K, quads[q], static_cast<int>(n - 4 * q),
+                          sumf[r]);
+    for (int r = 0; r < R; ++r) out[r] = sumf[r];
   }
 };
 
@@ -652,11 +679,15 @@ struct Tq2 {
 // and mask compares or from 16-bit additions, ran 25-40% slower.)
 struct Tq1 {
   static constexpr std::size_t kBlockBytes = sizeof(BlockTq1_0);
+  // The bytes come in three kinds of vectors, packed so that no multiply works on padding
+  // (the qs[32..47] + qh words of one block filled 20 of 32 words): qs[0..31] of one block;
+  // qs[32..47] of two blocks; qh of all four (16 words of a ymm, only n < 4: qh has four
+  // digits). 68 vpmulhuw + vpdpwssd per four blocks instead of 80; masked adds put each
+  // block's lanes into its own sum.
   struct Quad {
-    // w1[l][k - 1]: block l's weights of F_k for qs[0..31]; w2[l][k - 1]: for qs[32..47]
-    // (words 0-15) and qh[0..3] (words 16-19).
-    alignas(64) int16_t w1[4][5][32];
-    alignas(64) int16_t w2[4][5][32];
+    alignas(64) int16_t w1[4][5][32];  // [l][k - 1]: block l's W_k for qs[0..31]
+    alignas(64) int16_t w2[2][5][32];  // [h][k - 1]: qs[32..47] of block 2h (words 0-15), 2h + 1 (16-31)
+    alignas(32) int16_t wh[4][16];     // [k - 1]: qh[j] of block l at word 4l + j
     alignas(16) int32_t sum[4];
     alignas(16) float dy[4];
   };
@@ -668,29 +699,41 @@ struct Tq1 {
         for (int m = 0; m < 32; ++m)  // element 32n + m is digit n of qs[m]
           p->w1[l][k - 1][m] = static_cast<int16_t>(q[32 * (k - 1) + m] - (k <= 4 ? 3 * q[32 * k + m] : 0));
         for (int m = 0; m < 16; ++m)  // element 160 + 16n + m is digit n of qs[32 + m]
-          p->w2[l][k - 1][m] = static_cast<int16_t>(q[160 + 16 * (k - 1) + m] - (k <= 4 ? 3 * q[160 + 16 * k + m] : 0));
+          p->w2[l / 2][k - 1][16 * (l % 2) + m] =
+              static_cast<int16_t>(q[160 + 16 * (k - 1) + m] - (k <= 4 ? 3 * q[160 + 16 * k + m] : 0));
         if (k <= 4)
           for (int j = 0; j < 4; ++j)  // element 240 + 4n + j is digit n (< 4) of qh[j]
-            p->w2[l][k - 1][16 + j] = static_cast<int16_t>(q[240 + 4 * (k - 1) + j] - (k <= 3 ? 3 * q[240 + 4 * k + j] : 0));
+            p->wh[k - 1][4 * l + j] = static_cast<int16_t>(q[240 + 4 * (k - 1) + j] - (k <= 3 ? 3 * q[240 + 4 * k + j] : 0));
       }
       p->sum[l] = q8k_sum(y);
       p->dy[l] = load_as<float>(y + offsetof(BlockQ8_K, d));
     }
   }
-  // sum(digit * y) over the block (digits 0..2; terms() subtracts sum(y)).
-  FIXQ_GGUF_INLINE __m512i ints(const std::byte* x, const std::byte*, const Quad& p, int lane) {
-    const std::byte* qs = x + offsetof(BlockTq1_0, qs);
-    const __m512i b1 = _mm512_cvtepu8_epi16(load32(qs));  // qs[0..31]
-    const __m512i b2 = _mm512_cvtepu8_epi16(  // qs[32..47], qh[0..3]
-        _mm256_set_m128i(_mm_cvtsi32_si128(load_as<int>(x + offsetof(BlockTq1_0, qh))), load16(qs + 32)));
-    __m512i acc1 = _mm512_setzero_si512(), acc2 = _mm512_setzero_si512();
+  // sum(digit * y) of four blocks at x (all readable; QuadDriver pads a short quad with
+  // zero blocks, whose digits are 0), into lanes of s[l] (terms() subtracts sum(y)).
+  FIXQ_GGUF_INLINE void ints4(const std::byte* x, const Quad& p, __m512i* s) {
+    const auto qs = [&](int l) { return x + l * kBlockBytes + offsetof(BlockTq1_0, qs); };
+    const auto qh = [&](int l) { return load_as<int>(x + l * kBlockBytes + offsetof(BlockTq1_0, qh)); };
+    __m512i b1[4], b2[2], acc1[4], acc2[2];
+    for (int l = 0; l < 4; ++l) b1[l] = _mm512_cvtepu8_epi16(load32(qs(l))), acc1[l] = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h)
+      b2[h] = _mm512_cvtepu8_epi16(_mm256_set_m128i(load16(qs(2 * h + 1) + 32), load16(qs(2 * h) + 32))),
+      acc2[h] = _mm512_setzero_si512();
+    const __m256i bh = _mm256_cvtepu8_epi16(_mm_setr_epi32(qh(0), qh(1), qh(2), qh(3)));
+    __m256i acch = _mm256_setzero_si256();
     int pow3 = 3;
     for (int k = 0; k < 5; ++k, pow3 *= 3) {
       const __m512i f = _mm512_set1_epi16(static_cast<short>(pow3 * 256));
-      acc1 = _mm512_dpwssd_epi32(acc1, _mm512_mulhi_epu16(b1, f), _mm512_load_si512(p.w1[lane][k]));
-      acc2 = _mm512_dpwssd_epi32(acc2, _mm512_mulhi_epu16(b2, f), _mm512_load_si512(p.w2[lane][k]));
+      for (int l = 0; l < 4; ++l) acc1[l] = _mm512_dpwssd_epi32(acc1[l], _mm512_mulhi_epu16(b1[l], f), _mm512_load_si512(p.w1[l][k]));
+      for (int h = 0; h < 2; ++h) acc2[h] = _mm512_dpwssd_epi32(acc2[h], _mm512_mulhi_epu16(b2[h], f), _mm512_load_si512(p.w2[h][k]));
+      if (k < 4)
+        acch = _mm256_dpwssd_epi32(acch, _mm256_mulhi_epu16(bh, _mm512_castsi512_si256(f)),
+                                   _mm256_load_si256(reinterpret_cast<const __m256i*>(p.wh[k])));
     }
-    return _mm512_add_epi32(acc1, acc2);
+    const __m512i h = _mm512_zextsi256_si512(acch);  // dwords 2l, 2l + 1: block l
+    for (int l = 0; l < 4; ++l)
+      s[l] = _mm512_add_epi32(_mm512_mask_add_epi32(acc1[l], l % 2 ? 0xFF00 : 0x00FF, acc1[l], acc2[l / 2]),
+                              _mm512_maskz_mov_epi32(static_cast<__mmask16>(3u << (2 * l)), h));
   }
   // sumf += float(sumi) * (dx * dy)
   FIXQ_GGUF_INLINE __m128 terms(const std::byte* x, const std::byte*, const Quad& p, __m128i isum, int count) {
