@@ -97,8 +97,8 @@ FIXQ_GGUF_INLINE int32_t bsums_times_mins(const Q8KClasses& p, uint64_t mins) {
 
 // The row loop shared by Q3_K, Q5_K and Q6_K: sums[l] += (dx * dy) * float(lane[l]) per
 // super-block (and, with mins, sumf -= (dmin * dy) * float(bsums . mins)); at the end sumf
-// += sums[0], ..., sums[7] in order. R rows (1 or 2) at once: row r's eight sums in the
-// 256-bit half r of one vector, each lane the same float steps as alone.
+// += sums[0], ..., sums[7] in order. R rows (1, 2 or 4) at once: row r's eight sums in the
+// 256-bit half r % 2 of vector r / 2, each lane the same float steps as alone.
 template <class F>
 struct LanesFormat {
   static constexpr std::size_t kYBlockBytes = kQ8K;
@@ -106,32 +106,40 @@ struct LanesFormat {
   static void prepare(const std::byte* y, Prepared* p) { prepare_classes<F::kOff>(y, p); }
   template <int R, class P>  // P: F::Prepared (F is incomplete here)
   static void dot_rows(const std::byte* const* xs, int64_t n, const P* p, float* out) {
+    constexpr int kPairs = (R + 1) / 2;
     const std::byte* x[R];
     float sumf[R];
     for (int r = 0; r < R; ++r) x[r] = xs[r], sumf[r] = 0.0f;
-    __m512 sums = _mm512_setzero_ps();
+    __m512 sums[kPairs];
+    for (int h = 0; h < kPairs; ++h) sums[h] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n; ++i) {
       __m256i lanes[R];
-      __m512 d = _mm512_setzero_ps();
-#pragma GCC unroll 2
-      for (int r = 0; r < R; ++r) {  // unrolled: the two rows' chains interleave
+      float d[R];
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {  // unrolled: the rows' chains interleave
         int32_t min_term = 0;
         lanes[r] = F::lanes(x[r], p[i], &min_term);
-        const float dr = load_fp16(x[r] + offsetof(typename F::Block, d)) * p[i].d;
-        d = r == 0 ? _mm512_set1_ps(dr) : _mm512_mask_blend_ps(0xFF00, d, _mm512_set1_ps(dr));
+        d[r] = load_fp16(x[r] + offsetof(typename F::Block, d)) * p[i].d;
         if constexpr (F::kMins)
           sumf[r] -= load_fp16(x[r] + offsetof(typename F::Block, dmin)) * p[i].d * to_f32(min_term);
         x[r] += F::kBlockBytes;
       }
-      const __m512i l = R == 2 ? _mm512_inserti64x4(_mm512_castsi256_si512(lanes[0]), lanes[R - 1], 1)
-                               : _mm512_zextsi256_si512(lanes[0]);
-      sums = _mm512_add_ps(sums, _mm512_mul_ps(d, _mm512_cvtepi32_ps(l)));
+#pragma GCC unroll 2
+      for (int h = 0; h < kPairs; ++h) {
+        const int r0 = 2 * h, r1 = std::min(2 * h + 1, R - 1);
+        const __m512i l = r1 > r0 ? _mm512_inserti64x4(_mm512_castsi256_si512(lanes[r0]), lanes[r1], 1)
+                                  : _mm512_zextsi256_si512(lanes[r0]);
+        const __m512 dd = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d[r0]), _mm512_set1_ps(d[r1]));
+        sums[h] = _mm512_add_ps(sums[h], _mm512_mul_ps(dd, _mm512_cvtepi32_ps(l)));
+      }
     }
-    alignas(64) float s[16];
-    _mm512_store_ps(s, sums);
-    for (int r = 0; r < R; ++r) {
-      for (int l = 0; l < 8; ++l) sumf[r] += s[8 * r + l];
-      out[r] = sumf[r];
+    for (int h = 0; h < kPairs; ++h) {
+      alignas(64) float s[16];
+      _mm512_store_ps(s, sums[h]);
+      for (int r = 2 * h; r < std::min(2 * h + 2, R); ++r) {
+        for (int l = 0; l < 8; ++l) sumf[r] += s[8 * (r - 2 * h) + l];
+        out[r] = sumf[r];
+      }
     }
   }
 };
@@ -514,6 +522,7 @@ struct QuadDriver {
       F::prepare(y + q * 4 * kQ8K, static_cast<int>(std::min<int64_t>(4, n - 4 * static_cast<int64_t>(q))), &quads[q]);
     const std::size_t row_bytes = static_cast<std::size_t>(n) * F::kBlockBytes;
     int64_t r = 0;
+    for (; r + 4 <= rows; r += 4) dot_rows<4>(x + static_cast<std::size_t>(r) * row_bytes, row_bytes, y, n, quads.data(), out + r);
     for (; r + 2 <= rows; r += 2) dot_rows<2>(x + static_cast<std::size_t>(r) * row_bytes, row_bytes, y, n, quads.data(), out + r);
     if (r < rows) dot_rows<1>(x + static_cast<std::size_t>(r) * row_bytes, row_bytes, y, n, quads.data(), out + r);
   }
@@ -538,10 +547,11 @@ struct QuadDriver {
     return add_in_order(sumf, F::terms(x, y, p, hsum4(s[0], s[1], s[2], s[3]), c), c);
   }
 
-  // R (1 or 2) rows, row_bytes apart, quad by quad: a quad's chain (products, reduction,
-  // terms, the in-order additions) is long and serial, and a second row's quad beside it
-  // ran tq1_0 8%, q2_K 6% and tq2_0 4% faster (Zen 5, alternated runs). Each row's sum
-  // takes its terms in order, as alone.
+  // R (1, 2 or 4) rows, row_bytes apart, quad by quad: a quad's chain (products,
+  // reduction, terms, the in-order additions) is long and serial, and other rows' quads
+  // beside it fill its gaps: two rows ran tq1_0 9%, q2_K 5% and tq2_0 4% faster than one,
+  // four another 5%, 1% and 2.5% (Zen 5, alternated runs). Each row's sum takes its terms
+  // in order, as alone.
   template <int R>
   static void dot_rows(const std::byte* x, std::size_t row_bytes, const std::byte* y, int64_t n,
                        const typename F::Quad* quads, float* out) {
@@ -549,8 +559,8 @@ struct QuadDriver {
     for (int r = 0; r < R; ++r) sumf[r] = 0.0f;
     int64_t q = 0;
     for (; 4 * q + 4 <= n; ++q)
-#pragma GCC unroll 2
-      for (int r = 0; r < R; ++r)  // unrolled: the two rows' quads interleave
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r)  // unrolled: the rows' quads interleave
         sumf[r] = quad<4>(x + r * row_bytes + 4 * q * F::kBlockBytes, y + 4 * q * kQ8K, quads[q], 4, sumf[r]);
     if (4 * q < n)
       for (int r = 0; r < R; ++r)

@@ -205,13 +205,14 @@ TEST_P(IsaEquivalence, DotOfQuantizedDataIsBitIdentical) {
 }
 
 // matvec (ggml's mul_mat with one activation row) against the reference dot, row by row:
-// row counts around the AVX-512 kernels' 16- and 8-row tiles, block counts around their 16-block
-// chunks (a short last chunk), misaligned operands.
+// row counts around the AVX-512 kernels' 16- and 8-row tiles and their 4-, 2- and 1-row
+// passes, block counts around their 16-block chunks (a short last chunk), misaligned
+// operands.
 TEST_P(IsaEquivalence, MatvecIsTheReferenceDotOfEveryRow) {
   for (const TypeTraits& t : all_types()) {
     if (!t.dot_type) continue;
     for (int64_t blocks : {1, 2, 15, 16, 17, 33}) {
-      for (int64_t rows : {1, 3, 8, 9, 17, 24}) {
+      for (int64_t rows : {1, 3, 7, 8, 9, 17, 24}) {
         const uint32_t seed = static_cast<uint32_t>(blocks * 100 + rows);
         const int64_t y_blocks = blocks * t.block_elems / traits(*t.dot_type).block_elems;
         const Misaligned x(random_blocks(t.type, blocks * rows, seed));
