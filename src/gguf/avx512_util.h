@@ -15,6 +15,7 @@
 namespace fixq::gguf::detail {
 
 #define FIXQ_GGUF_INLINE [[gnu::always_inline]] static inline
+#define FIXQ_GGUF_INLINE_MEMBER [[gnu::always_inline]] inline
 
 FIXQ_GGUF_INLINE __m128i load16(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
 FIXQ_GGUF_INLINE __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
@@ -168,11 +169,28 @@ FIXQ_GGUF_INLINE __m512 iq4_xs_pair_terms(const std::byte* block0, std::ptrdiff_
 // half of v: byte 4d + i of the half takes byte 8i + d, so that dword d holds the four
 // elements of the 32 that are congruent to d (mod 8). vpermd gathers the dwords whose bytes
 // a 128-bit lane needs, vpshufb orders them.
+// Files that define FIXQ_GGUF_VBMI (AVX512_VBMI family) do it in one vpermb.
 FIXQ_GGUF_INLINE __m512i class_order(__m512i v, bool same_halves) {
+#if defined(FIXQ_GGUF_VBMI)
+  // Byte 4d + i of each half takes byte 8i + d of its half (or of the low half).
+  alignas(64) static constexpr auto kIndex = [] {
+    struct {
+      int8_t same[64], own[64];
+    } t{};
+    for (int b = 0; b < 64; ++b) {
+      const int half = b / 32, d = (b % 32) / 4, i = b % 4;
+      t.same[b] = static_cast<int8_t>(8 * i + d);
+      t.own[b] = static_cast<int8_t>(32 * half + 8 * i + d);
+    }
+    return t;
+  }();
+  return _mm512_permutexvar_epi8(_mm512_load_si512(same_halves ? kIndex.same : kIndex.own), v);
+#else
   const __m512i dwords = same_halves ? _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 0, 2, 4, 6, 1, 3, 5, 7)
                                      : _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
   const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   return _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, v), bytes);
+#endif
 }
 
 }  // namespace fixq::gguf::detail

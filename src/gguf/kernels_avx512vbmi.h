@@ -1,4 +1,4 @@
-// Private: the AVX512_VBMI family's GGUF kernels (the 4-bit table formats), declared for its
+// Private: the AVX512_VBMI family's GGUF kernels (the 4-bit table formats, Q3_K ... Q6_K), declared for its
 // table (table_avx512vbmi.cpp). Include only from *_avx512vbmi.cpp files: natively they live
 // in namespace avx512vbmi, in the tests' SIMDe build in avx512vbmi_emulated (src/cpu/x86.h).
 #pragma once
@@ -17,6 +17,10 @@ FIXQ_GGUF_DOT(iq4_nl, q8_0)
 FIXQ_GGUF_MATVEC(iq4_xs, q8_k)  // its single dot is the AVX-512 one (table_avx512vbmi.cpp)
 FIXQ_GGUF_DOT(mxfp4, q8_0)
 FIXQ_GGUF_DOT(nvfp4, q8_0)
+FIXQ_GGUF_DOT(q3_k, q8_k)
+FIXQ_GGUF_DOT(q4_k, q8_k)
+FIXQ_GGUF_DOT(q5_k, q8_k)
+FIXQ_GGUF_DOT(q6_k, q8_k)
 #undef FIXQ_GGUF_DOT
 #undef FIXQ_GGUF_MATVEC
 

@@ -50,5 +50,21 @@ TEST(GgufRegistry, TableFormatsRunTheVbmiKernelsOnTheVbmiPaths) {
   }
 }
 
+// Q3_K ... Q6_K's dot and matvec have AVX512_VBMI kernels of their own (vpermb byte
+// reorders, dot_kquants_avx512vbmi.cpp); Q2_K, TQ1_0 and TQ2_0 keep the AVX-512 ones.
+TEST(GgufRegistry, KQuantsRunTheVbmiKernelsOnTheVbmiPaths) {
+  for (const fixq::test::KernelPath& p : fixq::test::kernel_paths()) {
+    if (p.isa != Isa::Avx512Vbmi && p.isa != Isa::Avx512) continue;
+    fixq::test::PathScope scope(p);
+    for (Type type : {Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K}) {
+      EXPECT_EQ(active_kernel_family(type, "matvec"), to_string(p.isa)) << traits(type).name << " on " << p.name();
+      EXPECT_EQ(active_kernel_family(type, "dot"), to_string(p.isa)) << traits(type).name << " on " << p.name();
+      EXPECT_EQ(active_kernel_family(type, "dequantize"), "avx512") << traits(type).name << " on " << p.name();
+    }
+    for (Type type : {Type::Q2_K, Type::TQ1_0, Type::TQ2_0})
+      EXPECT_EQ(active_kernel_family(type, "matvec"), "avx512") << traits(type).name << " on " << p.name();
+  }
+}
+
 }  // namespace
 }  // namespace fixq::gguf
