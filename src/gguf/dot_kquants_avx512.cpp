@@ -5,38 +5,13 @@
 
 namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512) {
 
-float dot_q2_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<QuadDriver<Q2K>>(x, y, n); }
-float dot_q3_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<RowDriver<Q3K>>(x, y, n); }
-float dot_q4_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<Q4K>(x, y, n); }
-float dot_q5_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<RowDriver<Q5K>>(x, y, n); }
-float dot_q6_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<RowDriver<Q6K>>(x, y, n); }
-float dot_tq1_0_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<QuadDriver<Tq1>>(x, y, n); }
-float dot_tq2_0_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<QuadDriver<Tq2>>(x, y, n); }
-float dot_iq4_xs_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<TermsDriver<Iq4Xs>>(x, y, n); }
-
-void matvec_q2_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  QuadDriver<Q2K>::matvec(x, rows, n, y, out);
-}
-void matvec_q3_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  RowDriver<Q3K>::matvec(x, rows, n, y, out);
-}
-void matvec_q4_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  Q4K::matvec(x, rows, n, y, out);
-}
-void matvec_q5_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  RowDriver<Q5K>::matvec(x, rows, n, y, out);
-}
-void matvec_q6_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  RowDriver<Q6K>::matvec(x, rows, n, y, out);
-}
-void matvec_tq1_0_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  QuadDriver<Tq1>::matvec(x, rows, n, y, out);
-}
-void matvec_tq2_0_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  QuadDriver<Tq2>::matvec(x, rows, n, y, out);
-}
-void matvec_iq4_xs_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  TermsDriver<Iq4Xs>::matvec(x, rows, n, y, out);
-}
+FIXQ_GGUF_KQUANT_KERNELS(q2_k, QuadDriver<Q2K>)
+FIXQ_GGUF_KQUANT_KERNELS(q3_k, RowDriver<Q3K>)
+FIXQ_GGUF_KQUANT_KERNELS(q4_k, Q4K)
+FIXQ_GGUF_KQUANT_KERNELS(q5_k, RowDriver<Q5K>)
+FIXQ_GGUF_KQUANT_KERNELS(q6_k, RowDriver<Q6K>)
+FIXQ_GGUF_KQUANT_KERNELS(tq1_0, QuadDriver<Tq1>)
+FIXQ_GGUF_KQUANT_KERNELS(tq2_0, QuadDriver<Tq2>)
+FIXQ_GGUF_KQUANT_KERNELS(iq4_xs, TermsDriver<Iq4Xs>)
 
 }  // namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512)

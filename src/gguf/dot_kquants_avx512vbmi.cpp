@@ -8,22 +8,9 @@
 
 namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512vbmi) {
 
-float dot_q3_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<RowDriver<Q3K>>(x, y, n); }
-float dot_q4_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<Q4K>(x, y, n); }
-float dot_q5_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<RowDriver<Q5K>>(x, y, n); }
-float dot_q6_k_q8_k(const std::byte* x, const std::byte* y, int64_t n) { return dot_one<RowDriver<Q6K>>(x, y, n); }
-
-void matvec_q3_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  RowDriver<Q3K>::matvec(x, rows, n, y, out);
-}
-void matvec_q4_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  Q4K::matvec(x, rows, n, y, out);
-}
-void matvec_q5_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  RowDriver<Q5K>::matvec(x, rows, n, y, out);
-}
-void matvec_q6_k_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  RowDriver<Q6K>::matvec(x, rows, n, y, out);
-}
+FIXQ_GGUF_KQUANT_KERNELS(q3_k, RowDriver<Q3K>)
+FIXQ_GGUF_KQUANT_KERNELS(q4_k, Q4K)
+FIXQ_GGUF_KQUANT_KERNELS(q5_k, RowDriver<Q5K>)
+FIXQ_GGUF_KQUANT_KERNELS(q6_k, RowDriver<Q6K>)
 
 }  // namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512vbmi)

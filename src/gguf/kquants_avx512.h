@@ -836,3 +836,11 @@ float dot_one(const std::byte* x, const std::byte* y, int64_t n) {
 }  // namespace
 
 }  // namespace fixq::gguf::detail
+
+// A family's exported dot_<x>_q8_k and matvec_<x>_q8_k through driver D (its matvec; the dot
+// is its one-row case), for use inside the family's namespace.
+#define FIXQ_GGUF_KQUANT_KERNELS(x, D)                                                           \
+  float dot_##x##_q8_k(const std::byte* a, const std::byte* b, int64_t n) { return dot_one<D>(a, b, n); } \
+  void matvec_##x##_q8_k(const std::byte* a, int64_t rows, int64_t n, const std::byte* b, float* out) {  \
+    D::matvec(a, rows, n, b, out);                                                                \
+  }
