@@ -1,8 +1,14 @@
 // active_kernels(): which family each module's operations run now, from the modules' own
 // registries (the same pick() the operations make).
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "bf16/kernels.h"
 #include "fixq/cpu.h"
 #include "fixq/error.h"
+#include "fixq/gguf.h"
 #include "gemm/kernels.h"
 #include "gguf/kernels.h"
 #include "gru/float_kernels.h"
@@ -12,6 +18,31 @@
 #include "quant/kernels.h"
 
 namespace fixq {
+
+namespace {
+
+// The family that runs op for the GGUF types that have it: the one most types use, then
+// each other one with its types ("avx512; avx512vbmi: q3_K, q4_K"), since the formats'
+// kernels come from different families on one CPU.
+std::string gguf_families(std::string_view op) {
+  std::vector<std::pair<std::string, std::string>> families;  // family, its types
+  for (const gguf::TypeTraits& t : gguf::all_types()) {
+    const std::string f = gguf::active_kernel_family(t.type, op);
+    if (f == "none") continue;
+    auto it = std::find_if(families.begin(), families.end(), [&](const auto& e) { return e.first == f; });
+    if (it == families.end()) it = families.insert(families.end(), {f, ""});
+    it->second += (it->second.empty() ? "" : ", ") + std::string(t.name);
+  }
+  const auto count = [](const std::string& types) { return std::count(types.begin(), types.end(), ',') + 1; };
+  std::stable_sort(families.begin(), families.end(),
+                   [&](const auto& a, const auto& b) { return count(a.second) > count(b.second); });
+  std::string out;
+  for (size_t i = 0; i < families.size(); ++i)
+    out += i == 0 ? families[i].first : "; " + families[i].first + ": " + families[i].second;
+  return out;
+}
+
+}  // namespace
 
 std::vector<KernelChoice> active_kernels() {
   std::vector<KernelChoice> v;
@@ -27,12 +58,8 @@ std::vector<KernelChoice> active_kernels() {
   v.push_back({"gru float", gru_float::active_kernel_name()});
   v.push_back({"quantize int8",
                to_string(quant_detail::registry().pick([](const quant_detail::QuantTable& t) { return t.s8.quantize; }).isa)});
-  const auto gguf_dot = gguf::detail::registry().pick(
-      [](const gguf::detail::GgufKernels& k) { return k.format[static_cast<size_t>(gguf::Type::Q4_0)].dot; });
-  const auto gguf_deq = gguf::detail::registry().pick(
-      [](const gguf::detail::GgufKernels& k) { return k.format[static_cast<size_t>(gguf::Type::Q4_0)].dequantize; });
-  v.push_back({"gguf dot", to_string(gguf_dot.isa)});
-  v.push_back({"gguf dequantize", to_string(gguf_deq.isa)});
+  v.push_back({"gguf dot", gguf_families("matvec")});
+  v.push_back({"gguf dequantize", gguf_families("dequantize")});
   const auto lowp = lowp_detail::registry().pick([](const lowp_detail::LowpKernels& k) { return k.convert.decode[0]; });
   v.push_back({"float8/6/4 convert", to_string(lowp.isa)});
   const auto packed = packed_detail::registry().pick([](const packed_detail::PackedKernels& k) { return k.matmul; });

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "fixq/cpu.h"
 #include "fixq/gguf.h"
 #include "gguf/kernels.h"
 #include "support/registry_checks.h"
@@ -63,6 +64,22 @@ TEST(GgufRegistry, KQuantsRunTheVbmiKernelsOnTheVbmiPaths) {
     }
     for (Type type : {Type::Q2_K, Type::TQ1_0, Type::TQ2_0})
       EXPECT_EQ(active_kernel_family(type, "matvec"), "avx512") << traits(type).name << " on " << p.name();
+  }
+}
+
+// fixq info's "gguf dot" line names every family in use and the types of the minority
+// ones: two families on the VBMI path, one on the others (the BF16 family builds on the
+// AVX-512 one, not on VBMI).
+TEST(GgufRegistry, InfoNamesTheFamiliesOfTheDots) {
+  for (const fixq::test::KernelPath& p : fixq::test::kernel_paths()) {
+    fixq::test::PathScope scope(p);
+    const std::string line = active_kernel("gguf dot");
+    if (p.isa == Isa::Avx512Vbmi)
+      EXPECT_EQ(line, "avx512; avx512vbmi: q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, nvfp4") << p.name();
+    else
+      EXPECT_EQ(line, p.isa == Isa::Avx512Bf16 ? "avx512" : to_string(p.isa)) << p.name();
+    EXPECT_EQ(active_kernel("gguf dequantize"), p.isa == Isa::Scalar || p.isa == Isa::Avx2 ? to_string(p.isa) : "avx512")
+        << p.name();
   }
 }
 
