@@ -598,6 +598,18 @@ struct QuadDriver {
   }
 };
 
+// A Quad (qs[4][256], dy[4], ...) of `count` Q8_K super-blocks at y, the rest zero: their
+// quants copied 64-byte aligned (no split loads) and their d; each(l, block) adds the rest.
+template <class Quad, class Each>
+void copy_quad(const std::byte* y, int count, Quad* p, Each each) {
+  std::memset(p, 0, sizeof *p);
+  for (int l = 0; l < count; ++l, y += kQ8K) {
+    std::memcpy(p->qs[l], y + offsetof(BlockQ8_K, qs), kQK_K);
+    p->dy[l] = load_as<float>(y + offsetof(BlockQ8_K, d));
+    each(l, y);
+  }
+}
+
 // Q2_K: isum = sum_j (sc_j & 15) * (q8 . codes of sub-block j), summs = bsums . (sc >> 4);
 // sumf += dall * float(isum) - dmin * float(summs), dall = dy * dx, dmin = dy * dmin_x.
 // Codes c <= 3 and scales s <= 15, so c * s <= 45 is an unsigned byte: vpshufb looks it up
@@ -612,13 +624,10 @@ struct Q2K {
     alignas(16) float dy[4];
   };
   static void prepare(const std::byte* y, int count, Quad* p) {
-    std::memset(p, 0, sizeof *p);
-    for (int l = 0; l < count; ++l, y += kQ8K) {
-      std::memcpy(p->qs[l], y + offsetof(BlockQ8_K, qs), kQK_K);
-      std::memcpy(p->bs_lo + 8 * l, y + offsetof(BlockQ8_K, bsums), 16);
-      std::memcpy(p->bs_hi + 8 * l, y + offsetof(BlockQ8_K, bsums) + 16, 16);
-      p->dy[l] = load_as<float>(y + offsetof(BlockQ8_K, d));
-    }
+    copy_quad(y, count, p, [p](int l, const std::byte* b) {
+      std::memcpy(p->bs_lo + 8 * l, b + offsetof(BlockQ8_K, bsums), 16);
+      std::memcpy(p->bs_hi + 8 * l, b + offsetof(BlockQ8_K, bsums) + 16, 16);
+    });
   }
   FIXQ_GGUF_INLINE __m512i ints(const std::byte* x, const std::byte*, const Quad& p, int lane) {
     // Dword 4L + m of the tables: (0, s, 2s, 3s) of sub-block 4m + L (transposed, so that
@@ -679,12 +688,7 @@ struct Tq2 {
     alignas(16) float dy[4];
   };
   static void prepare(const std::byte* y, int count, Quad* p) {
-    std::memset(p, 0, sizeof *p);
-    for (int l = 0; l < count; ++l, y += kQ8K) {
-      std::memcpy(p->qs[l], y + offsetof(BlockQ8_K, qs), kQK_K);
-      p->sum[l] = q8k_sum(y);
-      p->dy[l] = load_as<float>(y + offsetof(BlockQ8_K, d));
-    }
+    copy_quad(y, count, p, [p](int l, const std::byte* b) { p->sum[l] = q8k_sum(b); });
   }
   FIXQ_GGUF_INLINE __m512i ints(const std::byte* x, const std::byte*, const Quad& p, int lane) {
     __m512i acc = _mm512_setzero_si512();
