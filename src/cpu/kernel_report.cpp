@@ -25,20 +25,22 @@ namespace {
 // each other one with its types ("avx512; avx512vbmi: q3_K, q4_K"), since the formats'
 // kernels come from different families on one CPU.
 std::string gguf_families(std::string_view op) {
-  std::vector<std::pair<std::string, std::string>> families;  // family, its types
+  std::vector<std::pair<std::string, std::vector<std::string_view>>> families;  // family, its types
   for (const gguf::TypeTraits& t : gguf::all_types()) {
     const std::string f = gguf::active_kernel_family(t.type, op);
     if (f == "none") continue;
     auto it = std::find_if(families.begin(), families.end(), [&](const auto& e) { return e.first == f; });
-    if (it == families.end()) it = families.insert(families.end(), {f, ""});
-    it->second += (it->second.empty() ? "" : ", ") + std::string(t.name);
+    if (it == families.end()) it = families.insert(families.end(), {f, {}});
+    it->second.push_back(t.name);
   }
-  const auto count = [](const std::string& types) { return std::count(types.begin(), types.end(), ',') + 1; };
   std::stable_sort(families.begin(), families.end(),
-                   [&](const auto& a, const auto& b) { return count(a.second) > count(b.second); });
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
   std::string out;
-  for (size_t i = 0; i < families.size(); ++i)
-    out += i == 0 ? families[i].first : "; " + families[i].first + ": " + families[i].second;
+  for (size_t i = 0; i < families.size(); ++i) {
+    out += i == 0 ? families[i].first : "; " + families[i].first + ":";
+    for (size_t j = 0; i > 0 && j < families[i].second.size(); ++j)
+      out += (j == 0 ? " " : ", ") + std::string(families[i].second[j]);
+  }
   return out;
 }
 

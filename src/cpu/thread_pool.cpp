@@ -32,18 +32,18 @@ namespace {
 // How long a thread watches for its condition before it sleeps, in microseconds.
 std::atomic<int64_t> g_watch_us{200};
 
-// Polls ready() (an atomic load) until it holds or the watch time has passed; says which.
+// Polls ready() (an atomic load) until it holds or the watch time has passed.
 template <class Ready>
-bool spin_until(Ready ready) {
+void spin_until(Ready ready) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(g_watch_us.load(std::memory_order_relaxed));
   for (;;) {
     for (int i = 0; i < 64; ++i) {
-      if (ready()) return true;
+      if (ready()) return;
 #if defined(__x86_64__) || defined(__i386__)
       _mm_pause();  // spin politely: frees the core's shared resources for a sibling thread
 #endif
     }
-    if (std::chrono::steady_clock::now() >= until) return ready();
+    if (std::chrono::steady_clock::now() >= until) return;
   }
 }
 

@@ -35,32 +35,25 @@ TEST(GgufRegistry, EveryFamilyRunsItsOwnKernelsOnItsPaths) {
   }
 }
 
-// The table formats' matvec has an AVX512_VBMI kernel of its own (vpermb lookups), and so
-// has the single dot of all but IQ4_XS: active_kernel_family names it on that path, the
-// AVX-512 one below it.
-TEST(GgufRegistry, TableFormatsRunTheVbmiKernelsOnTheVbmiPaths) {
+// The types with AVX512_VBMI kernels of their own: the table formats (vpermb lookups; the
+// single dot of IQ4_XS stays the AVX-512 one) and Q3_K ... Q6_K (vpermb byte reorders,
+// dot_kquants_avx512vbmi.cpp). active_kernel_family names that family on its path and the
+// AVX-512 one below it; Q2_K, TQ1_0, TQ2_0 and every dequantizer stay AVX-512.
+TEST(GgufRegistry, VbmiKernelsRunOnTheVbmiPaths) {
+  struct Expect {
+    Type type;
+    bool vbmi_dot;
+  };
+  const Expect vbmi[] = {{Type::IQ4_NL, true}, {Type::IQ4_XS, false}, {Type::MXFP4, true}, {Type::NVFP4, true},
+                         {Type::Q3_K, true},   {Type::Q4_K, true},    {Type::Q5_K, true},  {Type::Q6_K, true}};
   for (const fixq::test::KernelPath& p : fixq::test::kernel_paths()) {
     if (p.isa != Isa::Avx512Vbmi && p.isa != Isa::Avx512) continue;
     fixq::test::PathScope scope(p);
-    for (Type type : {Type::IQ4_NL, Type::IQ4_XS, Type::MXFP4, Type::NVFP4}) {
-      EXPECT_EQ(active_kernel_family(type, "matvec"), to_string(p.isa)) << traits(type).name << " on " << p.name();
-      EXPECT_EQ(active_kernel_family(type, "dot"), type == Type::IQ4_XS ? "avx512" : to_string(p.isa))
-          << traits(type).name << " on " << p.name();
-      EXPECT_EQ(active_kernel_family(type, "dequantize"), "avx512") << traits(type).name << " on " << p.name();
-    }
-  }
-}
-
-// Q3_K ... Q6_K's dot and matvec have AVX512_VBMI kernels of their own (vpermb byte
-// reorders, dot_kquants_avx512vbmi.cpp); Q2_K, TQ1_0 and TQ2_0 keep the AVX-512 ones.
-TEST(GgufRegistry, KQuantsRunTheVbmiKernelsOnTheVbmiPaths) {
-  for (const fixq::test::KernelPath& p : fixq::test::kernel_paths()) {
-    if (p.isa != Isa::Avx512Vbmi && p.isa != Isa::Avx512) continue;
-    fixq::test::PathScope scope(p);
-    for (Type type : {Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K}) {
-      EXPECT_EQ(active_kernel_family(type, "matvec"), to_string(p.isa)) << traits(type).name << " on " << p.name();
-      EXPECT_EQ(active_kernel_family(type, "dot"), to_string(p.isa)) << traits(type).name << " on " << p.name();
-      EXPECT_EQ(active_kernel_family(type, "dequantize"), "avx512") << traits(type).name << " on " << p.name();
+    for (const Expect& e : vbmi) {
+      const std::string at = std::string(traits(e.type).name) + " on " + p.name();
+      EXPECT_EQ(active_kernel_family(e.type, "matvec"), to_string(p.isa)) << at;
+      EXPECT_EQ(active_kernel_family(e.type, "dot"), e.vbmi_dot ? to_string(p.isa) : "avx512") << at;
+      EXPECT_EQ(active_kernel_family(e.type, "dequantize"), "avx512") << at;
     }
     for (Type type : {Type::Q2_K, Type::TQ1_0, Type::TQ2_0})
       EXPECT_EQ(active_kernel_family(type, "matvec"), "avx512") << traits(type).name << " on " << p.name();
