@@ -152,7 +152,9 @@ struct LanesFormat {
   }
 };
 
-// ---- Q4_K, rows one by one, with the scales and float factors of a row prepared first.
+// ---- Q4_K, with the scales and float factors of a row prepared first (Q4KDriver). The
+// AVX-512 family's layout (Q4KClassLayout) follows; the AVX512_VBMI family has its own
+// (q4k_nibbles_avx512vbmi.h).
 //
 // Each 32 bytes of qs hold elements 64k + j (low nibbles, sub-block 2k) and 64k + 32 + j
 // (high nibbles, sub-block 2k + 1). Bytes j and j + 8 hold elements of the same class (j
@@ -172,9 +174,10 @@ FIXQ_GGUF_INLINE __m512i q4k_lane_index() {
                            0x0E060E06, 0x0F070F07);
 }
 
-// The 32 bytes at p in that order. AVX512_VBMI: one vpermb on the plain load (lane L reads
-// bytes 16 (L & 1) + the lane index), instead of a 256-bit broadcast and a vpshufb: the
-// broadcast from memory takes a vector ALU slot on Zen 5 (q4_K ran 10% faster).
+// The 32 bytes at p in that order (Q4KClassLayout, and Q3_K's codes). AVX512_VBMI: one
+// vpermb on the plain load (lane L reads bytes 16 (L & 1) + the lane index), instead of a
+// 256-bit broadcast and a vpshufb: the broadcast from memory takes a vector ALU slot on Zen
+// 5 (q3_K ran 5% faster, and so did q4_K by 10% before it got its own VBMI layout).
 struct Q4KChunks {
 #if defined(FIXQ_GGUF_VBMI)
   __m512i index = _mm512_add_epi8(q4k_lane_index(), _mm512_setr_epi32(0, 0, 0, 0, 0x10101010, 0x10101010, 0x10101010,
@@ -246,16 +249,23 @@ FIXQ_GGUF_INLINE __m512i q4k_scales_mins(__m512i h) {
   return _mm512_ternarylogic_epi32(low, _mm512_srli_epi16(r, 2), _mm512_set1_epi8(0x30), 0xF8);  // low | (r' & 0x30)
 }
 
-struct Q4K {
-  static void prepare(const std::byte* y, int64_t n, Q4KActs* a, Q4KActQuad* aq) {
+// What both Q4_K layouts share: the activations' bsums and dy per four super-blocks, and a
+// row's scale words, d and m terms, prepared before its dot. Layout gives the activations'
+// order (Acts, prepare_acts), the order of the scale words (scale_words: from the bytes
+// sc[0..7] of each 128-bit lane, the 16 dwords of a Q4KRowQuad) and the dot (dot_rows<R>,
+// R = 1 or 2 rows at once).
+template <class Layout>
+struct Q4KDriver {
+  using Acts = typename Layout::Acts;
+
+  static void prepare(const std::byte* y, int64_t n, Acts* a, Q4KActQuad* aq) {
     for (int64_t q = 0; q < (n + 3) / 4; ++q) {
       Q4KActQuad& d = aq[q];
       std::memset(&d, 0, sizeof d);
       for (int64_t i = 4 * q; i < std::min<int64_t>(n, 4 * q + 4); ++i) {
         const std::byte* b = y + static_cast<std::size_t>(i) * kQ8K;
         const int l = static_cast<int>(i - 4 * q);
-        for (int k = 0; k < 4; ++k)
-          _mm512_store_si512(a[i].qs + 64 * k, q4k_order(load64(b + offsetof(BlockQ8_K, qs) + 64 * k)));
+        Layout::prepare_acts(b + offsetof(BlockQ8_K, qs), &a[i]);
         std::memcpy(d.bs_lo + 8 * l, b + offsetof(BlockQ8_K, bsums), 16);
         std::memcpy(d.bs_hi + 8 * l, b + offsetof(BlockQ8_K, bsums) + 16, 16);
         d.dy[4 * l] = load_as<float>(b + offsetof(BlockQ8_K, d));
@@ -279,7 +289,7 @@ struct Q4K {
         h = _mm512_load_si512(hs);
       }
       const __m512i v = q4k_scales_mins(h);
-      _mm512_store_si512(rq->sw[q].v, _mm512_unpacklo_epi8(v, _mm512_setzero_si512()));
+      _mm512_store_si512(rq->sw[q].v, Layout::scale_words(v));
       const __m512i mm = _mm512_unpackhi_epi8(v, v);  // m0 m0 m1 m1 ... m7 m7
       // Two vpdpwssd chained from zero: both products and their sum in two instructions
       // (vpmaddwd twice and vpaddd would be three); |m| <= 63: no wrap.
@@ -296,11 +306,49 @@ struct Q4K {
     }
   }
 
+  static void matvec(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
+    static thread_local std::vector<Acts> acts;
+    static thread_local std::vector<Q4KActQuad> act_quads;
+    static thread_local Q4KRow row_data[2];
+    const auto nq = static_cast<std::size_t>((n + 3) / 4);
+    if (acts.size() < static_cast<std::size_t>(n)) acts.resize(static_cast<std::size_t>(n));
+    if (act_quads.size() < nq) act_quads.resize(nq);
+    row_data[0].resize(nq);
+    row_data[1].resize(nq);
+    prepare(y, n, acts.data(), act_quads.data());
+    const std::size_t row_bytes = static_cast<std::size_t>(n) * sizeof(BlockQ4_K);
+    const Q4KRow* rd[2] = {&row_data[0], &row_data[1]};
+    int64_t r = 0;
+    for (; r + 2 <= rows; r += 2) {
+      const std::byte* xs[2] = {x + static_cast<std::size_t>(r) * row_bytes, x + static_cast<std::size_t>(r + 1) * row_bytes};
+      prepare_row(xs[0], n, act_quads.data(), &row_data[0]);
+      prepare_row(xs[1], n, act_quads.data(), &row_data[1]);
+      Layout::template dot_rows<2>(xs, n, acts.data(), rd, out + r);
+    }
+    if (r < rows) {
+      const std::byte* xs[1] = {x + static_cast<std::size_t>(r) * row_bytes};
+      prepare_row(xs[0], n, act_quads.data(), &row_data[0]);
+      Layout::template dot_rows<1>(xs, n, acts.data(), rd, out + r);
+    }
+  }
+};
+
+// The class layout above: activations in q4k_order, scale dword k = sc[2k] | sc[2k + 1] << 16
+// (4i + k of a Q4KRowQuad for super-block i).
+struct Q4KClassLayout {
+  struct Acts {
+    alignas(64) int8_t qs[kQK_K];
+  };
+  static void prepare_acts(const std::byte* qs, Acts* a) {
+    for (int k = 0; k < 4; ++k) _mm512_store_si512(a->qs + 64 * k, q4k_order(load64(qs + 64 * k)));
+  }
+  FIXQ_GGUF_INLINE_MEMBER static __m512i scale_words(__m512i v) { return _mm512_unpacklo_epi8(v, _mm512_setzero_si512()); }
+
   // R (1 or 2) rows at once: each activation load serves R rows, and two rows' class lanes
   // share one fold, conversion, product and sum (row r in the 256-bit half r). Each row's
   // sums[l] and sumf still take their terms in super-block order.
   template <int R>
-  static void dot_rows(const std::byte* const* xs, int64_t n, const Q4KActs* a, const Q4KRow* const* rows, float* out) {
+  static void dot_rows(const std::byte* const* xs, int64_t n, const Acts* a, const Q4KRow* const* rows, float* out) {
     const Q4KChunks chunk;
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     const std::byte* x[R];
@@ -350,32 +398,6 @@ struct Q4K {
     for (int r = 0; r < R; ++r) {
       for (int l = 0; l < 8; ++l) sumf[r] += s[8 * r + l];
       out[r] = sumf[r];
-    }
-  }
-
-  static void matvec(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-    static thread_local std::vector<Q4KActs> acts;
-    static thread_local std::vector<Q4KActQuad> act_quads;
-    static thread_local Q4KRow row_data[2];
-    const auto nq = static_cast<std::size_t>((n + 3) / 4);
-    if (acts.size() < static_cast<std::size_t>(n)) acts.resize(static_cast<std::size_t>(n));
-    if (act_quads.size() < nq) act_quads.resize(nq);
-    row_data[0].resize(nq);
-    row_data[1].resize(nq);
-    prepare(y, n, acts.data(), act_quads.data());
-    const std::size_t row_bytes = static_cast<std::size_t>(n) * sizeof(BlockQ4_K);
-    const Q4KRow* rd[2] = {&row_data[0], &row_data[1]};
-    int64_t r = 0;
-    for (; r + 2 <= rows; r += 2) {
-      const std::byte* xs[2] = {x + static_cast<std::size_t>(r) * row_bytes, x + static_cast<std::size_t>(r + 1) * row_bytes};
-      prepare_row(xs[0], n, act_quads.data(), &row_data[0]);
-      prepare_row(xs[1], n, act_quads.data(), &row_data[1]);
-      dot_rows<2>(xs, n, acts.data(), rd, out + r);
-    }
-    if (r < rows) {
-      const std::byte* xs[1] = {x + static_cast<std::size_t>(r) * row_bytes};
-      prepare_row(xs[0], n, act_quads.data(), &row_data[0]);
-      dot_rows<1>(xs, n, acts.data(), rd, out + r);
     }
   }
 };
