@@ -7,7 +7,7 @@ namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512) {
 
 FIXQ_GGUF_KQUANT_KERNELS(q2_k, QuadDriver<Q2K>)
 FIXQ_GGUF_KQUANT_KERNELS(q3_k, RowDriver<Q3K>)
-FIXQ_GGUF_KQUANT_KERNELS(q4_k, Q4KDriver<Q4KClassLayout>)
+FIXQ_GGUF_KQUANT_KERNELS(q4_k, ScaleMinDriver<Q4KClassLayout>)
 FIXQ_GGUF_KQUANT_KERNELS(q5_k, RowDriver<Q5K>)
 FIXQ_GGUF_KQUANT_KERNELS(q6_k, RowDriver<Q6K>)
 FIXQ_GGUF_KQUANT_KERNELS(tq1_0, QuadDriver<Tq1>)

@@ -152,9 +152,9 @@ struct LanesFormat {
   }
 };
 
-// ---- Q4_K, with the scales and float factors of a row prepared first (Q4KDriver). The
+// ---- Q4_K, with the scales and float factors of a row prepared first (ScaleMinDriver). The
 // AVX-512 family's layout (Q4KClassLayout) follows; the AVX512_VBMI family has its own
-// (q4k_nibbles_avx512vbmi.h).
+// (nibble_planes_avx512vbmi.h).
 //
 // Each 32 bytes of qs hold elements 64k + j (low nibbles, sub-block 2k) and 64k + 32 + j
 // (high nibbles, sub-block 2k + 1). Bytes j and j + 8 hold elements of the same class (j
@@ -203,13 +203,9 @@ FIXQ_GGUF_INLINE __m512i q4k_order(__m512i y) {
   return _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, y), bytes);
 }
 
-// The prepared activations: per super-block the 256 quants in Q4_K order; per four
-// super-blocks (128-bit lane L: super-block 4q + L) the bsums as words 0-7 and 8-15, and dy
-// in float 4L.
-struct Q4KActs {
-  alignas(64) int8_t qs[kQK_K];
-};
-struct Q4KActQuad {
+// The activations' part shared by the layouts: per four super-blocks (128-bit lane L:
+// super-block 4q + L) the bsums as words 0-7 and 8-15, and dy in float 4L.
+struct ScaleMinActQuad {
   alignas(64) int16_t bs_lo[32];
   alignas(64) int16_t bs_hi[32];
   alignas(64) float dy[16];
@@ -217,15 +213,15 @@ struct Q4KActQuad {
 // Per four super-blocks of one row, three arrays of 16 (so that super-block i's values sit
 // at 4i of each, whatever the quad): the scale dwords (sc[2k] | sc[2k + 1] << 16 at 4i + k),
 // dx * dy at 4i, and (dmin * dy) * float(bsums . mins) at 4i.
-struct Q4KRowQuad {
+struct ScaleMinRowQuad {
   alignas(64) int32_t v[16];
 };
-struct Q4KRowQuadF {
+struct ScaleMinRowQuadF {
   alignas(64) float v[16];
 };
-struct Q4KRow {
-  std::vector<Q4KRowQuad> sw;
-  std::vector<Q4KRowQuadF> d, m;
+struct ScaleMinRow {
+  std::vector<ScaleMinRowQuad> sw;
+  std::vector<ScaleMinRowQuadF> d, m;
   void resize(std::size_t nq) {
     if (sw.size() < nq) {
       sw.resize(nq);
@@ -249,18 +245,20 @@ FIXQ_GGUF_INLINE __m512i q4k_scales_mins(__m512i h) {
   return _mm512_ternarylogic_epi32(low, _mm512_srli_epi16(r, 2), _mm512_set1_epi8(0x30), 0xF8);  // low | (r' & 0x30)
 }
 
-// What both Q4_K layouts share: the activations' bsums and dy per four super-blocks, and a
-// row's scale words, d and m terms, prepared before its dot. Layout gives the activations'
-// order (Acts, prepare_acts), the order of the scale words (scale_words: from the bytes
-// sc[0..7] of each 128-bit lane, the 16 dwords of a Q4KRowQuad) and the dot (dot_rows<R>,
-// R = 1 or 2 rows at once).
+// What every layout of ggml's scale-min formats (Q4_K, Q5_K: the same 16-byte header of d,
+// dmin and 6-bit scales and mins) shares: the activations' bsums and dy per four
+// super-blocks, and a row's scale words, d and m terms, prepared before its dot. Layout
+// gives the block (Block), the activations' order (Acts, prepare_acts), the order of the
+// scale words (scale_words: from the bytes sc[0..7] of each 128-bit lane, the 16 dwords of a
+// ScaleMinRowQuad) and the dot (dot_rows<R>, R = 1 or 2 rows at once).
 template <class Layout>
-struct Q4KDriver {
+struct ScaleMinDriver {
   using Acts = typename Layout::Acts;
+  using Block = typename Layout::Block;
 
-  static void prepare(const std::byte* y, int64_t n, Acts* a, Q4KActQuad* aq) {
+  static void prepare(const std::byte* y, int64_t n, Acts* a, ScaleMinActQuad* aq) {
     for (int64_t q = 0; q < (n + 3) / 4; ++q) {
-      Q4KActQuad& d = aq[q];
+      ScaleMinActQuad& d = aq[q];
       std::memset(&d, 0, sizeof d);
       for (int64_t i = 4 * q; i < std::min<int64_t>(n, 4 * q + 4); ++i) {
         const std::byte* b = y + static_cast<std::size_t>(i) * kQ8K;
@@ -273,19 +271,19 @@ struct Q4KDriver {
     }
   }
 
-  // The row's Q4RowQuads from its headers, four super-blocks at a time.
-  static void prepare_row(const std::byte* x, int64_t n, const Q4KActQuad* aq, Q4KRow* rq) {
+  // The row's ScaleMinRowQuads from its headers, four super-blocks at a time.
+  static void prepare_row(const std::byte* x, int64_t n, const ScaleMinActQuad* aq, ScaleMinRow* rq) {
     for (int64_t q = 0; q < (n + 3) / 4; ++q) {
       __m512i h;
-      const std::byte* b = x + static_cast<std::size_t>(q) * 4 * sizeof(BlockQ4_K);
+      const std::byte* b = x + static_cast<std::size_t>(q) * 4 * sizeof(Block);
       if (4 * q + 4 <= n) {
         h = _mm512_castsi128_si512(load16(b));
-        h = _mm512_inserti32x4(h, load16(b + sizeof(BlockQ4_K)), 1);
-        h = _mm512_inserti32x4(h, load16(b + 2 * sizeof(BlockQ4_K)), 2);
-        h = _mm512_inserti32x4(h, load16(b + 3 * sizeof(BlockQ4_K)), 3);
+        h = _mm512_inserti32x4(h, load16(b + sizeof(Block)), 1);
+        h = _mm512_inserti32x4(h, load16(b + 2 * sizeof(Block)), 2);
+        h = _mm512_inserti32x4(h, load16(b + 3 * sizeof(Block)), 3);
       } else {  // the short last quad: missing headers zero
         alignas(64) std::byte hs[64] = {};
-        for (int64_t l = 0; l < n - 4 * q; ++l) std::memcpy(hs + 16 * l, b + l * sizeof(BlockQ4_K), 16);
+        for (int64_t l = 0; l < n - 4 * q; ++l) std::memcpy(hs + 16 * l, b + l * sizeof(Block), 16);
         h = _mm512_load_si512(hs);
       }
       const __m512i v = q4k_scales_mins(h);
@@ -308,16 +306,16 @@ struct Q4KDriver {
 
   static void matvec(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
     static thread_local std::vector<Acts> acts;
-    static thread_local std::vector<Q4KActQuad> act_quads;
-    static thread_local Q4KRow row_data[2];
+    static thread_local std::vector<ScaleMinActQuad> act_quads;
+    static thread_local ScaleMinRow row_data[2];
     const auto nq = static_cast<std::size_t>((n + 3) / 4);
     if (acts.size() < static_cast<std::size_t>(n)) acts.resize(static_cast<std::size_t>(n));
     if (act_quads.size() < nq) act_quads.resize(nq);
     row_data[0].resize(nq);
     row_data[1].resize(nq);
     prepare(y, n, acts.data(), act_quads.data());
-    const std::size_t row_bytes = static_cast<std::size_t>(n) * sizeof(BlockQ4_K);
-    const Q4KRow* rd[2] = {&row_data[0], &row_data[1]};
+    const std::size_t row_bytes = static_cast<std::size_t>(n) * sizeof(Block);
+    const ScaleMinRow* rd[2] = {&row_data[0], &row_data[1]};
     int64_t r = 0;
     for (; r + 2 <= rows; r += 2) {
       const std::byte* xs[2] = {x + static_cast<std::size_t>(r) * row_bytes, x + static_cast<std::size_t>(r + 1) * row_bytes};
@@ -334,8 +332,9 @@ struct Q4KDriver {
 };
 
 // The class layout above: activations in q4k_order, scale dword k = sc[2k] | sc[2k + 1] << 16
-// (4i + k of a Q4KRowQuad for super-block i).
+// (4i + k of a ScaleMinRowQuad for super-block i).
 struct Q4KClassLayout {
+  using Block = BlockQ4_K;
   struct Acts {
     alignas(64) int8_t qs[kQK_K];
   };
@@ -348,7 +347,7 @@ struct Q4KClassLayout {
   // share one fold, conversion, product and sum (row r in the 256-bit half r). Each row's
   // sums[l] and sumf still take their terms in super-block order.
   template <int R>
-  static void dot_rows(const std::byte* const* xs, int64_t n, const Acts* a, const Q4KRow* const* rows, float* out) {
+  static void dot_rows(const std::byte* const* xs, int64_t n, const Acts* a, const ScaleMinRow* const* rows, float* out) {
     const Q4KChunks chunk;
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     const std::byte* x[R];

@@ -1,7 +1,7 @@
-// Private, for dot_kquants_avx512vbmi.cpp only: the AVX512_VBMI family's Q4_K layout for
-// Q4KDriver (kquants_avx512.h), with vpdpbusd on whole nibble planes.
+// Private, for dot_kquants_avx512vbmi.cpp only: the AVX512_VBMI family's layout of Q4_K and
+// Q5_K for ScaleMinDriver (kquants_avx512.h), with vpdpbusd on whole nibble planes.
 //
-// The class layout spends two multiplies per 64 codes: vpmaddubsw for the products and
+// The class layouts spend two multiplies per 64 codes: vpmaddubsw for the products and
 // vpdpwssd for the scales. Here one vpermb puts 64 bytes of qs (chunks 2h and 2h + 1: 128
 // codes) so that each dword holds four bytes of one chunk and one class: qs bytes c, c + 8,
 // c + 16, c + 24 of the chunk. A byte's two nibbles are elements j and 32 + j of its chunk
@@ -17,12 +17,20 @@
 // chunks 2h, 2h + 1 for classes 2L, 2L + 1 (scale words sc[4h], sc[4h + 2]) and dwords 2,
 // 3 their high planes (sc[4h + 1], sc[4h + 3]). Adding each lane's two dword pairs leaves
 // classes 2L, 2L + 1 in dwords 0, 1; a second row's go to dwords 2, 3 of the same vector.
+//
+// Q5_K: element j of sub-block s has its fifth bit at bit s of qh[j]. One vpermb puts qh
+// byte c + 8t (the chunk index of both nibbles of the qs byte at p) at every p; a per-dword
+// rotate brings the plane's bit (4h + 2 (d & 1), plus 1 for the high plane) to bit 4 of
+// the same byte, and 16 joins the code: u <= 31, |sum| <= 4 * 31 * 128 = 15872, still exact
+// as int16.
 #pragma once
+
+#include <type_traits>
 
 #include "gguf/kquants_avx512.h"
 
 #if !defined(FIXQ_GGUF_VBMI)
-#error "q4k_nibbles_avx512vbmi.h needs the AVX512_VBMI family's flags"
+#error "nibble_planes_avx512vbmi.h needs the AVX512_VBMI family's flags"
 #endif
 
 namespace fixq::gguf::detail {
@@ -34,18 +42,22 @@ namespace {
 constexpr int q4k_nibble_qs_byte(int p) { return 32 * ((p / 4) & 1) + 2 * (p / 16) + (p / 4) % 4 / 2 + 8 * (p % 4); }
 alignas(64) constexpr auto kQ4KNibbleIndex = [] {
   struct {
-    int8_t qs[64], lo[64], hi[64];
+    int8_t qs[64], qh[64], lo[64], hi[64];
   } t{};
   for (int p = 0; p < 64; ++p) {
     const int b = q4k_nibble_qs_byte(p);
     t.qs[p] = static_cast<int8_t>(b);
+    t.qh[p] = static_cast<int8_t>(b % 32);
     t.lo[p] = static_cast<int8_t>(64 * (b / 32) + b % 32);
     t.hi[p] = static_cast<int8_t>(64 * (b / 32) + 32 + b % 32);
   }
   return t;
 }();
 
-struct Q4KNibbleLayout {
+template <class B>
+struct NibblePlanesLayout {
+  using Block = B;
+  static constexpr bool kFifthBit = std::is_same_v<B, BlockQ5_K>;
   // Per super-block: for h = 0, 1 the activations facing the low and the high plane of qs
   // bytes 64h .. 64h + 63.
   struct Acts {
@@ -73,15 +85,23 @@ struct Q4KNibbleLayout {
   // vector (R = 1: dwords 2, 3 unused). Each row's eight sums and sumf take their terms in
   // super-block order, as in the class layout.
   template <int R>
-  static void dot_rows(const std::byte* const* xs, int64_t n, const Acts* a, const Q4KRow* const* rows, float* out) {
+  static void dot_rows(const std::byte* const* xs, int64_t n, const Acts* a, const ScaleMinRow* const* rows, float* out) {
     const __m512i index = _mm512_load_si512(kQ4KNibbleIndex.qs);
     const __m512i low4 = _mm512_set1_epi8(0x0F), zero = _mm512_setzero_si512();
+    // Rotations of plane (h, high) bringing bit 4h + 2 (d & 1) + high to bit 4 (mod 32).
+    const auto rotation = [](int h, int high) {
+      const auto r = [&](int odd) { return (4 - (4 * h + 2 * odd + high)) & 31; };
+      return _mm512_setr_epi32(r(0), r(1), r(0), r(1), r(0), r(1), r(0), r(1), r(0), r(1), r(0), r(1), r(0), r(1), r(0), r(1));
+    };
+    [[maybe_unused]] __m512i rot[2][2];
+    if constexpr (kFifthBit)
+      for (int h = 0; h < 2; ++h) rot[h][0] = rotation(h, 0), rot[h][1] = rotation(h, 1);
     const std::byte* x[R];
     const int32_t* sw[R];
     const float *d[R], *m[R];
     float sumf[R];
     for (int r = 0; r < R; ++r) {
-      x[r] = xs[r] + offsetof(BlockQ4_K, qs);
+      x[r] = xs[r];
       sw[r] = rows[r]->sw[0].v;
       d[r] = rows[r]->d[0].v;
       m[r] = rows[r]->m[0].v;
@@ -90,12 +110,22 @@ struct Q4KNibbleLayout {
     __m512 sums = _mm512_setzero_ps();
     for (int64_t i = 0; i < n; ++i) {
       __m512i acc[R];
-      for (int r = 0; r < R; ++r) acc[r] = zero;
+      [[maybe_unused]] __m512i qh[R];
+      for (int r = 0; r < R; ++r) {
+        acc[r] = zero;
+        if constexpr (kFifthBit) qh[r] = _mm512_permutexvar_epi8(_mm512_load_si512(kQ4KNibbleIndex.qh),
+                                                                 _mm512_castsi256_si512(load32(x[r] + offsetof(Block, qh))));
+      }
       for (int h = 0; h < 2; ++h) {
         const __m512i ylo = _mm512_load_si512(a[i].lo[h]), yhi = _mm512_load_si512(a[i].hi[h]);
         for (int r = 0; r < R; ++r) {
-          const __m512i z = _mm512_permutexvar_epi8(index, load64(x[r] + 64 * h));
-          const __m512i lo = _mm512_and_si512(z, low4), hi = _mm512_and_si512(_mm512_srli_epi16(z, 4), low4);
+          const __m512i z = _mm512_permutexvar_epi8(index, load64(x[r] + offsetof(Block, qs) + 64 * h));
+          __m512i lo = _mm512_and_si512(z, low4), hi = _mm512_and_si512(_mm512_srli_epi16(z, 4), low4);
+          if constexpr (kFifthBit) {  // | (bit & 16)
+            const __m512i sixteen = _mm512_set1_epi8(16);
+            lo = _mm512_ternarylogic_epi32(lo, _mm512_rolv_epi32(qh[r], rot[h][0]), sixteen, 0xF8);
+            hi = _mm512_ternarylogic_epi32(hi, _mm512_rolv_epi32(qh[r], rot[h][1]), sixteen, 0xF8);
+          }
           const __m512i sums16 = _mm512_packs_epi32(_mm512_dpbusd_epi32(zero, lo, ylo), _mm512_dpbusd_epi32(zero, hi, yhi));
           const __m512i ab = _mm512_set1_epi64(load_as<long long>(sw[r] + 2 * h));
           const __m512i scales = _mm512_unpacklo_epi32(ab, ab);  // [a, a, b, b] per lane
@@ -112,7 +142,7 @@ struct Q4KNibbleLayout {
       sums = _mm512_add_ps(sums, _mm512_mul_ps(dd, _mm512_cvtepi32_ps(lanes)));
       for (int r = 0; r < R; ++r) {
         sumf[r] -= *m[r];
-        x[r] += sizeof(BlockQ4_K);
+        x[r] += sizeof(Block);
         sw[r] += 4;
         d[r] += 4;
         m[r] += 4;
