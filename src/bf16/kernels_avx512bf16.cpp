@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bf16/kernels.h"
+#include "cpu/thread_address.h"
 #include "cpu/x86.h"
 
 namespace fixq::bf16_detail::FIXQ_KERNEL_NS(avx512bf16) {
@@ -156,7 +157,8 @@ void gemm(const uint16_t* a, int64_t m, int64_t lda, const uint32_t* packed, int
     for (int64_t i = 0; i < m; ++i) std::memset(c + i * ldc, 0, static_cast<std::size_t>(n) * sizeof(float));
     return;
   }
-  thread_local std::vector<uint32_t> a_block;
+  thread_local std::vector<uint32_t> a_block_of_thread;
+  auto& a_block = cpu::thread_address(a_block_of_thread);
   const bool whole = pairs <= kKcWhole;
   const int64_t kc = whole ? pairs : kKc, mc = whole ? kMcWhole : kMc;
   if (a_block.size() < static_cast<std::size_t>(mc * kc)) a_block.resize(static_cast<std::size_t>(mc * kc));

@@ -8,6 +8,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "cpu/thread_address.h"
 #include "cpu/thread_pool.h"
 #include "fixq/error.h"
 #include "gemm/kernels.h"
@@ -57,7 +58,8 @@ void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t
   const int64_t panel_group_bytes = nr * k.b.kr * k.b.b_bytes, a_group = a_group_bytes(k);
   const int64_t tile_rows = a_rows_per_tile(k);
   const bool split = k.a == APacking::Split16;
-  thread_local std::vector<int8_t> apack;
+  thread_local std::vector<int8_t> apack_of_thread;
+  auto& apack = cpu::thread_address(apack_of_thread);
   alignas(64) int32_t tile[8 * 64];
   for (int64_t g0 = 0; g0 < groups; g0 += pr.kc) {
     const int64_t gc = std::min(pr.kc, groups - g0);

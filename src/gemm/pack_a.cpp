@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cpu/thread_address.h"
 #include "gemm/kernels.h"
 
 namespace fixq::gemm_detail {
@@ -141,7 +142,8 @@ void pack_a(const MicroKernel& kern, const MatrixView& a, int64_t row0, int64_t 
   const int64_t panels = (rows + mr - 1) / mr, panel_bytes = groups * group_bytes;
   const auto need = static_cast<size_t>(panels * panel_bytes);
   if (out.size() < need) out.resize(need);
-  thread_local std::vector<int32_t> scratch;
+  thread_local std::vector<int32_t> scratch_of_thread;
+  auto& scratch = cpu::thread_address(scratch_of_thread);
   for (int64_t p = 0; p < panels; ++p) {
     int8_t* panel = out.data() + p * panel_bytes;
     // Rows past the block stay unwritten: every kernel reads only the tile's real rows.

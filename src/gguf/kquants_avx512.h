@@ -21,9 +21,11 @@
 // IQ4_XS (a term per 32-element sub-block) goes through the interleaved-rows driver of
 // matvec_avx512.h, like the Q8_0 formats. Q2_K, TQ1_0 and TQ2_0 (one term per 256
 // elements) go through QuadDriver, Q3_K, Q5_K and Q6_K through matvec_avx512.h's
-// RowDriver, Q4_K through its own driver.
+// RowDriver, Q4_K through ScaleMinDriver (which the AVX512_VBMI family also uses for Q5_K,
+// in nibble_planes_avx512vbmi.h's layout).
 #pragma once
 
+#include "cpu/thread_address.h"
 #include "gguf/avx512_util.h"
 #include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
@@ -305,9 +307,12 @@ struct ScaleMinDriver {
   }
 
   static void matvec(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-    static thread_local std::vector<Acts> acts;
-    static thread_local std::vector<ScaleMinActQuad> act_quads;
-    static thread_local ScaleMinRow row_data[2];
+    static thread_local std::vector<Acts> acts_of_thread;
+    static thread_local std::vector<ScaleMinActQuad> act_quads_of_thread;
+    static thread_local ScaleMinRow row_data_of_thread[2];
+    auto& acts = cpu::thread_address(acts_of_thread);
+    auto& act_quads = cpu::thread_address(act_quads_of_thread);
+    auto& row_data = cpu::thread_address(row_data_of_thread);
     const auto nq = static_cast<std::size_t>((n + 3) / 4);
     if (acts.size() < static_cast<std::size_t>(n)) acts.resize(static_cast<std::size_t>(n));
     if (act_quads.size() < nq) act_quads.resize(nq);
@@ -464,7 +469,8 @@ struct Q3K : LanesFormat<Q3K> {
   }
 };
 
-// Q5_K: as Q4_K plus a fifth bit per element, bit j (sub-block) of qh[l].
+// Q5_K: as Q4_K plus a fifth bit per element, bit j (sub-block) of qh[l]. The AVX-512
+// family's (the AVX512_VBMI family's is nibble_planes_avx512vbmi.h's).
 struct Q5K : LanesFormat<Q5K> {
   using Block = BlockQ5_K;
   static constexpr std::size_t kBlockBytes = sizeof(Block);
@@ -564,7 +570,8 @@ FIXQ_GGUF_INLINE float add_in_order(float sumf, __m128 t, int count) {
 template <class F>
 struct QuadDriver {
   static void matvec(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-    static thread_local std::vector<typename F::Quad> quads;
+    static thread_local std::vector<typename F::Quad> quads_of_thread;
+    auto& quads = cpu::thread_address(quads_of_thread);
     const auto nq = static_cast<std::size_t>((n + 3) / 4);
     if (quads.size() < nq) quads.resize(nq);
     for (std::size_t q = 0; q < nq; ++q)

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/thread_address.h"
 #include "gguf/avx512_util.h"
 
 namespace fixq::gguf::detail {
@@ -32,7 +33,8 @@ template <class F>
 struct TermsDriver {
   static void matvec(const std::byte* x, int64_t rows, int64_t n_blocks, const std::byte* y, float* out) {
     const int64_t chunks = (n_blocks + F::kChunk - 1) / F::kChunk;
-    static thread_local std::vector<typename F::Prepared> prepared;
+    static thread_local std::vector<typename F::Prepared> prepared_of_thread;
+    auto& prepared = cpu::thread_address(prepared_of_thread);  // once, not in the loops
     if (static_cast<int64_t>(prepared.size()) < chunks) prepared.resize(static_cast<std::size_t>(chunks));
     for (int64_t c = 0; c < chunks; ++c)
       F::prepare(y, c, std::min<int64_t>(F::kChunk, n_blocks - c * F::kChunk), &prepared[static_cast<std::size_t>(c)]);
@@ -163,7 +165,8 @@ struct TermsDriver {
 template <class F>
 struct RowDriver {
   static void matvec(const std::byte* x, int64_t rows, int64_t n_blocks, const std::byte* y, float* out) {
-    static thread_local std::vector<typename F::Prepared> prepared;
+    static thread_local std::vector<typename F::Prepared> prepared_of_thread;
+    auto& prepared = cpu::thread_address(prepared_of_thread);  // once, not in the loops
     if (static_cast<int64_t>(prepared.size()) < n_blocks) prepared.resize(static_cast<std::size_t>(n_blocks));
     for (int64_t b = 0; b < n_blocks; ++b) F::prepare(y + static_cast<std::size_t>(b) * F::kYBlockBytes, &prepared[static_cast<std::size_t>(b)]);
     const std::size_t row_bytes = static_cast<std::size_t>(n_blocks) * F::kBlockBytes;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 
+#include "cpu/thread_address.h"
 #include "gemm/driver.h"
 #include "gru/q_fast.h"
 
@@ -26,7 +27,8 @@ void grow(std::vector<T>& v, size_t n) {
 
 // `count` 64-byte aligned blocks of `bytes` each, kept per thread between calls.
 void* state_storage(size_t bytes, int count = 1) {
-  thread_local std::vector<unsigned char> buf;
+  thread_local std::vector<unsigned char> buf_of_thread;
+  auto& buf = cpu::thread_address(buf_of_thread);
   const size_t stride = (bytes + 63) / 64 * 64;
   grow(buf, stride * static_cast<size_t>(count) + 64);
   const auto at = reinterpret_cast<uintptr_t>(buf.data());
@@ -37,13 +39,15 @@ size_t state_stride(const GruLaneKernels& k) { return (k.state_bytes + 63) / 64 
 
 // Buffers are kept per thread between calls: fresh multi-megabyte allocations would cost
 // page faults on every forward (a streaming step calls this once per frame).
-thread_local std::vector<int32_t> acc32;
-thread_local std::vector<int64_t> acc64;
+thread_local std::vector<int32_t> acc32_of_thread;
+thread_local std::vector<int64_t> acc64_of_thread;
 
 }  // namespace
 
 void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int count, const PackedB& w,
                     const void* q_x, int64_t rows, WxRows* const* out) {
+  auto& acc32 = cpu::thread_address(acc32_of_thread);  // once: not recomputed in the loops
+  auto& acc64 = cpu::thread_address(acc64_of_thread);
   const CellPlan& p0 = *cells[0];
   const FastPlan& f0 = *p0.fast;
   const int64_t H3 = 3 * p0.hidden_size, C = p0.input_size, hp = f0.hp;
@@ -78,6 +82,8 @@ void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int c
 
 void run_recurrence(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f, const WxRows& wx, int64_t steps,
                     int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
+  auto& acc32 = cpu::thread_address(acc32_of_thread);  // once: not recomputed in the loops
+  auto& acc64 = cpu::thread_address(acc64_of_thread);
   const int64_t H = p.hidden_size, hp = f.hp;
   const int64_t ldc = 3 * H + kLanePadding;
   void* state = state_storage(k.state_bytes);
@@ -114,7 +120,8 @@ void run_recurrence(const GruLaneKernels& k, const CellPlan& p, const FastPlan& 
 
 void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f, const void* q_x, int64_t steps,
                    int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
-  thread_local WxRows wx;
+  thread_local WxRows wx_of_thread;
+  auto& wx = cpu::thread_address(wx_of_thread);
   const CellPlan* cells[] = {&p};
   WxRows* out[] = {&wx};
   project_inputs(k, cells, 1, p.w, q_x, steps * batch, out);
