@@ -1,7 +1,7 @@
 # The one rule from a file's name to its compiler flags, used by every target:
 #   *_avx2.cpp         AVX2 + FMA + F16C + BMI2                      (Isa::Avx2)
 #   *_avx512.cpp       + AVX-512 F/BW/DQ/VL + VNNI                   (Isa::Avx512)
-#   *_avx512vbmi.cpp   + AVX512_VBMI                                 (Isa::Avx512Vbmi)
+#   *_avx512vbmi.cpp   + AVX512_VBMI + GFNI                          (Isa::Avx512Vbmi)
 #   *_avx512bf16.cpp   + AVX512_BF16                                 (Isa::Avx512Bf16)
 #   *_intonly.cpp      -mgeneral-regs-only: code that must never compute with floats (the
 #                      compiler rejects any float or double operation, which proves it)
@@ -10,7 +10,7 @@
 # (tests/cpu/isa_objects_check.py verifies the object files).
 set(FIXQ_ISA_FLAGS_avx2 -mavx2 -mfma -mf16c -mbmi2)
 set(FIXQ_ISA_FLAGS_avx512 ${FIXQ_ISA_FLAGS_avx2} -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512vnni)
-set(FIXQ_ISA_FLAGS_avx512vbmi ${FIXQ_ISA_FLAGS_avx512} -mavx512vbmi)
+set(FIXQ_ISA_FLAGS_avx512vbmi ${FIXQ_ISA_FLAGS_avx512} -mavx512vbmi -mgfni)
 set(FIXQ_ISA_FLAGS_avx512bf16 ${FIXQ_ISA_FLAGS_avx512} -mavx512bf16)
 # GCC 12's own avx512fintrin.h trips -W(maybe-)uninitialized (GCC PR 105593).
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

@@ -25,7 +25,8 @@ enum class Isa : uint8_t {
   Scalar,      // portable C++: the reference every fast path must match bit for bit
   Avx2,        // AVX2 + FMA + F16C + BMI2
   Avx512,      // Avx2 + AVX-512 F, BW, DQ, VL and VNNI (Ice Lake, Cascade Lake, Zen 4 and later)
-  Avx512Vbmi,  // Avx512 + AVX512_VBMI (vpermb byte tables; not on Cascade Lake)
+  Avx512Vbmi,  // Avx512 + AVX512_VBMI and GFNI (vpermb byte tables, gf2p8affineqb bit moves;
+               // Ice Lake, Zen 4 and later; not on Cascade Lake)
   Avx512Bf16,  // Avx512 + AVX512_BF16 (vdpbf16ps; not on Ice Lake)
 };
 
@@ -38,7 +39,7 @@ inline constexpr std::array<Isa, 5> kAllIsas = {Isa::Scalar, Isa::Avx2, Isa::Avx
 enum Feature : uint32_t {
   kFeatureAvx2 = 1u << 0,    // AVX2, FMA, F16C, BMI2
   kFeatureAvx512 = 1u << 1,  // AVX-512 F, BW, DQ, VL, VNNI
-  kFeatureVbmi = 1u << 2,    // AVX512_VBMI
+  kFeatureVbmi = 1u << 2,    // AVX512_VBMI and GFNI (every CPU with the one has the other but Cannon Lake)
   kFeatureBf16 = 1u << 3,    // AVX512_BF16
 };
 using FeatureMask = uint32_t;

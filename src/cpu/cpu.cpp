@@ -43,7 +43,7 @@ FeatureMask detect() {
                       __builtin_cpu_supports("avx512vnni");
   if (!avx512) return m;
   m |= kFeatureAvx512;
-  if (__builtin_cpu_supports("avx512vbmi")) m |= kFeatureVbmi;
+  if (__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni")) m |= kFeatureVbmi;
   if (cpu_has_avx512bf16()) m |= kFeatureBf16;
   return m;
 }

@@ -12,6 +12,7 @@
 #if defined(FIXQ_EMULATE_X86)
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx512.h>
+#include <simde/x86/gfni.h>
 
 #include "cpu/simde_supplement.h"
 #define FIXQ_KERNEL_NS(family) family##_emulated

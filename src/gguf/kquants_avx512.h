@@ -108,7 +108,11 @@ FIXQ_GGUF_INLINE int32_t bsums_times_mins(const Q8KClasses& p, uint64_t mins) {
 // The row loop shared by Q3_K, Q5_K and Q6_K: sums[l] += (dx * dy) * float(lane[l]) per
 // super-block (and, with mins, sumf -= (dmin * dy) * float(bsums . mins)); at the end sumf
 // += sums[0], ..., sums[7] in order. R rows (1, 2 or 4) at once: row r's eight sums in the
-// 256-bit half r % 2 of vector r / 2, each lane the same float steps as alone.
+// 256-bit half r % 2 of vector r / 2, each lane the same float steps as alone. F::lanes
+// returns a row's accumulator unfolded: two rows' are folded together, the eight lanes of
+// row a and of row b in two shuffles and one add (F::kFoldA, kFoldB: vshufi32x4 immediates
+// that pick the 128-bit lanes to add), instead of an extract and an add per row and an
+// insert per pair.
 template <class F>
 struct LanesFormat {
   static constexpr std::size_t kYBlockBytes = kQ8K;
@@ -123,7 +127,7 @@ struct LanesFormat {
     __m512 sums[kPairs];
     for (int h = 0; h < kPairs; ++h) sums[h] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n; ++i) {
-      __m256i lanes[R];
+      __m512i lanes[R];
       float d[R];
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {  // unrolled: the rows' chains interleave
@@ -137,8 +141,8 @@ struct LanesFormat {
 #pragma GCC unroll 2
       for (int h = 0; h < kPairs; ++h) {
         const int r0 = 2 * h, r1 = std::min(2 * h + 1, R - 1);
-        const __m512i l = r1 > r0 ? _mm512_inserti64x4(_mm512_castsi256_si512(lanes[r0]), lanes[r1], 1)
-                                  : _mm512_zextsi256_si512(lanes[r0]);
+        const __m512i l = _mm512_add_epi32(_mm512_shuffle_i32x4(lanes[r0], lanes[r1], F::kFoldA),
+                                           _mm512_shuffle_i32x4(lanes[r0], lanes[r1], F::kFoldB));
         const __m512 dd = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d[r0]), _mm512_set1_ps(d[r1]));
         sums[h] = _mm512_add_ps(sums[h], _mm512_mul_ps(dd, _mm512_cvtepi32_ps(l)));
       }
@@ -430,7 +434,9 @@ struct Q3K : LanesFormat<Q3K> {
       _mm512_store_si512(p->off + 32 * k, _mm512_slli_epi16(_mm512_maddubs_epi16(_mm512_set1_epi8(1), q), 2));
     }
   }
-  FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Prepared& p, int32_t*) {
+  // The accumulator's 128-bit lanes 0 + 1 hold classes 0-3, 2 + 3 classes 4-7.
+  static constexpr int kFoldA = 0x88, kFoldB = 0xDD;
+  FIXQ_GGUF_INLINE __m512i lanes(const std::byte* x, const Prepared& p, int32_t*) {
     // The 16 scales as bytes (ggml's 32-bit-word unpacking of q3_k_scale), minus 32, as
     // words in the order of the scale dwords: chunk m = 2h + j / 2 takes (s[4m], s[4m + 2])
     // in lanes with a = 0 and (s[4m + 1], s[4m + 3]) with a = 1. Dword m of the codes holds
@@ -464,8 +470,7 @@ struct Q3K : LanesFormat<Q3K> {
         acc = _mm512_dpwssd_epi32(acc, pairs, scales);
       }
     }
-    // lanes (0, 2, 1, 3): classes 0-3 twice, then 4-7 twice; the halves added: 0-7.
-    return fold_lanes(_mm512_shuffle_i32x4(acc, acc, _MM_SHUFFLE(3, 1, 2, 0)));
+    return acc;
   }
 };
 
@@ -476,7 +481,8 @@ struct Q5K : LanesFormat<Q5K> {
   static constexpr std::size_t kBlockBytes = sizeof(Block);
   static constexpr int kOff = 0;
   static constexpr bool kMins = true;
-  FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t* min_term) {
+  static constexpr int kFoldA = 0x44, kFoldB = 0xEE;  // the 256-bit halves added
+  FIXQ_GGUF_INLINE __m512i lanes(const std::byte* x, const Q8KClasses& p, int32_t* min_term) {
     uint64_t sc, m;
     scales_mins_k4(x + offsetof(Block, scales), &sc, &m);
     *min_term = bsums_times_mins(p, m);
@@ -491,33 +497,51 @@ struct Q5K : LanesFormat<Q5K> {
       u = _mm512_mask_add_epi8(u, _mm512_test_epi8_mask(qh, bits), u, _mm512_set1_epi8(16));
       acc = accumulate(acc, u, p, k, scale_words32(s, 2 * k), false);
     }
-    return fold_lanes(acc);
+    return acc;
   }
 };
 
 // Q6_K (BlockQ6_K: ql, qh, int8 scales, d); u = q + 32 (6 bits), sub-blocks of 16.
+// Q6_K's high bits, moved to bits 4-5 of each qh byte (in class order, the same 32 bytes in
+// both halves), the others zero: bits 4 half + (0, 1) in the lower 256 bits, 4 half + (2, 3)
+// in the upper (the elements 0-31 and 32-63 of a 64-element chunk, half = 0 for the low
+// nibbles' chunk, 1 for the high nibbles'). AVX512_VBMI family
+// (which checks GFNI too): one vgf2p8affineqb, its per-qword bit matrix picking the two bits
+// (output bit i reads matrix byte 7 - i), instead of a variable shift and an and.
+FIXQ_GGUF_INLINE __m512i q6k_high_bits(__m512i qh, int half) {
+#if defined(FIXQ_GGUF_VBMI)
+  const auto row = [](int from) { return (1ll << from) << 24 | (2ll << from) << 16; };  // -> bits 4, 5
+  const long long lo = row(4 * half), hi = row(4 * half + 2);
+  return _mm512_gf2p8affine_epi64_epi8(qh, _mm512_setr_epi64(lo, lo, lo, lo, hi, hi, hi, hi), 0);
+#else
+  const __m512i shift = half == 0 ? _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(4), _mm512_set1_epi16(2))
+                                  : _mm512_mask_blend_epi32(0xFF00, _mm512_setzero_si512(), _mm512_set1_epi16(2));
+  const __m512i moved = half == 0 ? _mm512_sllv_epi16(qh, shift) : _mm512_srlv_epi16(qh, shift);
+  return _mm512_and_si512(moved, _mm512_set1_epi8(0x30));
+#endif
+}
+
 struct Q6K : LanesFormat<Q6K> {
   using Block = BlockQ6_K;
   static constexpr std::size_t kBlockBytes = sizeof(Block);
   static constexpr int kOff = 32;
   static constexpr bool kMins = false;
-  FIXQ_GGUF_INLINE __m256i lanes(const std::byte* x, const Q8KClasses& p, int32_t*) {
+  static constexpr int kFoldA = 0x44, kFoldB = 0xEE;  // the 256-bit halves added
+  FIXQ_GGUF_INLINE __m512i lanes(const std::byte* x, const Q8KClasses& p, int32_t*) {
     const __m512i s = _mm512_zextsi256_si512(_mm256_cvtepi8_epi16(load16(x + offsetof(BlockQ6_K, scales))));
-    const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30);
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
     __m512i acc = _mm512_setzero_si512();
     for (int h = 0; h < 2; ++h) {
       // Groups 4h + k, k = 0..3: k = 0, 1 from the low nibbles of ql[64h ..] and ql[64h + 32 ..]
       // with qh bits 0-1, 2-3; k = 2, 3 from their high nibbles with qh bits 4-5, 6-7.
       const __m512i ql = class_order(load64(x + offsetof(BlockQ6_K, ql) + 64 * h), false);
       const __m512i qh = class_order(_mm512_castsi256_si512(load32(x + offsetof(BlockQ6_K, qh) + 32 * h)), true);
-      const __m512i hi01 = _mm512_sllv_epi16(qh, _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi16(4), _mm512_set1_epi16(2)));
-      const __m512i hi23 = _mm512_srlv_epi16(qh, _mm512_mask_blend_epi32(0xFF00, _mm512_setzero_si512(), _mm512_set1_epi16(2)));
-      const __m512i u01 = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, low4), hi01, bits45, 0xF8);
-      const __m512i u23 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4), hi23, bits45, 0xF8);
+      const __m512i u01 = _mm512_ternarylogic_epi32(ql, low4, q6k_high_bits(qh, 0), 0xEA);  // (ql & 15) | bits
+      const __m512i u23 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(ql, 4), low4, q6k_high_bits(qh, 1), 0xEA);
       acc = accumulate(acc, u01, p, 2 * h, scale_words16(s, 8 * h), true);
       acc = accumulate(acc, u23, p, 2 * h + 1, scale_words16(s, 8 * h + 4), true);
     }
-    return fold_lanes(acc);
+    return acc;
   }
 };
 

@@ -27,9 +27,10 @@ import tempfile
 CLASSES = {
     "bf16": re.compile(r"\b(vdpbf16ps|vcvtne2ps2bf16|vcvtneps2bf16)\b"),
     "vbmi": re.compile(r"\b(vpermb|vpermi2b|vpermt2b|vpmultishiftqb)\b"),
+    "gfni": re.compile(r"\bv?gf2p8\w*"),
     "other-avx512": re.compile(  # AVX-512 extensions no family checks
         r"\b(vpcompressb|vpcompressw|vpexpandb|vpexpandw|vpshld[vwdq]*|vpshrd[vwdq]*|vpopcnt[bwdq]|"
-        r"vpshufbitqmb|vpmadd52[lh]uq|gf2p8\w*|vaes\w*|vpclmulqdq|vp2intersect[dq]|vcvt\w*ph\w*x|v\w+sh)\b"),
+        r"vpshufbitqmb|vpmadd52[lh]uq|vaes\w*|vpclmulqdq|vp2intersect[dq]|vcvt\w*ph\w*x|v\w+sh)\b"),
     "avx512": re.compile(r"%zmm|%k[0-7]|%[xy]mm(1[6-9]|2[0-9]|3[01])\b|\b(vpternlog[dq]|vperm[it]2\w+|vpmov[dq][bw]|"
                          r"vpmovq[bwd]|vpmovs[dqw][bwd]|vpmovus[dqw][bwd]|vpdpbusds?|vpdpwssds?|vpro[lr]v?[dq]|vpsrav[wq]|vpsraq|"
                          r"vpmullq|vpmax[su]q|vpmin[su]q|vpabsq|vrndscale\w+|vcvtt?p[sd]2u?qq|vcvtu?qq2p[sd]|"
@@ -48,7 +49,7 @@ ALLOWED = {
     "plain": {"sse"},
     "avx2": {"sse", "avx"},
     "avx512": {"sse", "avx", "avx512"},
-    "avx512vbmi": {"sse", "avx", "avx512", "vbmi"},
+    "avx512vbmi": {"sse", "avx", "avx512", "vbmi", "gfni"},  # the family checks AVX512_VBMI and GFNI
     "avx512bf16": {"sse", "avx", "avx512", "bf16"},
 }
 
@@ -110,6 +111,7 @@ def self_test(objdump, cxx):
     probes = [
         ("avx512", "-mavx512f -mavx512bf16 -mavx512vl", "__m512 f(__m512 a, __m512bh b) { return _mm512_dpbf16_ps(a, b, b); }"),
         ("avx512", "-mavx512f -mavx512bw -mavx512vbmi", "__m512i f(__m512i a, __m512i b) { return _mm512_permutexvar_epi8(a, b); }"),
+        ("avx512", "-mavx512f -mavx512bw -mgfni", "__m512i f(__m512i a, __m512i b) { return _mm512_gf2p8affine_epi64_epi8(a, b, 0); }"),
         ("avx2", "-mavx512f", "__m512i f(__m512i a, __m512i b) { return _mm512_add_epi32(a, b); }"),
         ("plain", "-mavx2", "__m256i f(__m256i a, __m256i b) { return _mm256_add_epi32(a, b); }"),
         ("avx512", "-mavx512f -mavx512bf16 -mavx512vl",
