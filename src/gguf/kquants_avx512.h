@@ -237,6 +237,44 @@ struct ScaleMinRow {
   }
 };
 
+// What a scale-min layout's dot walks per row: the quants (from x_offset into each block),
+// the prepared scale words and float terms, and sumf, which takes -m per super-block in
+// order and the eight class sums at the end, in class order.
+template <int R, class Block>
+struct ScaleMinCursor {
+  const std::byte* x[R];
+  const int32_t* sw[R];
+  const float *d[R], *m[R];
+  float sumf[R];
+  ScaleMinCursor(const std::byte* const* xs, const ScaleMinRow* const* rows, std::size_t x_offset) {
+    for (int r = 0; r < R; ++r) {
+      x[r] = xs[r] + x_offset;
+      sw[r] = rows[r]->sw[0].v;
+      d[r] = rows[r]->d[0].v;
+      m[r] = rows[r]->m[0].v;
+      sumf[r] = 0.0f;
+    }
+  }
+  // After a super-block: its m term subtracted, every pointer on to the next.
+  FIXQ_GGUF_INLINE_MEMBER void next() {
+    for (int r = 0; r < R; ++r) {
+      sumf[r] -= *m[r];
+      x[r] += sizeof(Block);
+      sw[r] += 4;
+      d[r] += 4;
+      m[r] += 4;
+    }
+  }
+  // out[r] = sumf[r] + s[lane(r, 0)] + ... + s[lane(r, 7)].
+  template <class Lane>
+  FIXQ_GGUF_INLINE_MEMBER void finish(const float* s, Lane lane, float* out) {
+    for (int r = 0; r < R; ++r) {
+      for (int c = 0; c < 8; ++c) sumf[r] += s[lane(r, c)];
+      out[r] = sumf[r];
+    }
+  }
+};
+
 // The six-bit scales and mins of four Q4_K headers (128-bit lane L: d, dmin, scales[12] of
 // super-block L) as bytes sc[0..7], m[0..7] per lane (scale_min_k4): sc[j < 4] = s[j] & 63,
 // m[j < 4] = s[j + 4] & 63, sc[4 + i] = (s[8 + i] & 15) | (s[i] >> 6) << 4, m[4 + i] =
@@ -359,17 +397,10 @@ struct Q4KClassLayout {
   static void dot_rows(const std::byte* const* xs, int64_t n, const Acts* a, const ScaleMinRow* const* rows, float* out) {
     const Q4KChunks chunk;
     const __m512i low4 = _mm512_set1_epi8(0x0F);
-    const std::byte* x[R];
-    const int32_t* sw[R];
-    const float *d[R], *m[R];
-    float sumf[R];
-    for (int r = 0; r < R; ++r) {
-      x[r] = xs[r] + offsetof(BlockQ4_K, qs);
-      sw[r] = rows[r]->sw[0].v;
-      d[r] = rows[r]->d[0].v;
-      m[r] = rows[r]->m[0].v;
-      sumf[r] = 0.0f;
-    }
+    ScaleMinCursor<R, Block> row(xs, rows, offsetof(Block, qs));
+    const auto& x = row.x;
+    const auto& sw = row.sw;
+    const auto& d = row.d;
     __m512 sums = _mm512_setzero_ps();
     for (int64_t i = 0; i < n; ++i) {
       __m512i acc[R];
@@ -393,20 +424,11 @@ struct Q4KClassLayout {
         sums = _mm512_castps256_ps512(
             _mm256_add_ps(_mm512_castps512_ps256(sums), _mm256_mul_ps(_mm256_set1_ps(*d[0]), _mm256_cvtepi32_ps(lanes))));
       }
-      for (int r = 0; r < R; ++r) {
-        sumf[r] -= *m[r];
-        x[r] += sizeof(BlockQ4_K);
-        sw[r] += 4;
-        d[r] += 4;
-        m[r] += 4;
-      }
+      row.next();
     }
     alignas(64) float s[16];
     _mm512_store_ps(s, sums);
-    for (int r = 0; r < R; ++r) {
-      for (int l = 0; l < 8; ++l) sumf[r] += s[8 * r + l];
-      out[r] = sumf[r];
-    }
+    row.finish(s, [](int r, int c) { return 8 * r + c; }, out);
   }
 };
 

@@ -96,17 +96,10 @@ struct NibblePlanesLayout {
     [[maybe_unused]] __m512i rot[2][2];
     if constexpr (kFifthBit)
       for (int h = 0; h < 2; ++h) rot[h][0] = rotation(h, 0), rot[h][1] = rotation(h, 1);
-    const std::byte* x[R];
-    const int32_t* sw[R];
-    const float *d[R], *m[R];
-    float sumf[R];
-    for (int r = 0; r < R; ++r) {
-      x[r] = xs[r];
-      sw[r] = rows[r]->sw[0].v;
-      d[r] = rows[r]->d[0].v;
-      m[r] = rows[r]->m[0].v;
-      sumf[r] = 0.0f;
-    }
+    ScaleMinCursor<R, Block> row(xs, rows, 0);
+    const auto& x = row.x;
+    const auto& sw = row.sw;
+    const auto& d = row.d;
     __m512 sums = _mm512_setzero_ps();
     for (int64_t i = 0; i < n; ++i) {
       __m512i acc[R];
@@ -140,20 +133,11 @@ struct NibblePlanesLayout {
         dd = _mm512_mask_blend_ps(0xCCCC, dd, _mm512_set1_ps(*d[1]));
       }
       sums = _mm512_add_ps(sums, _mm512_mul_ps(dd, _mm512_cvtepi32_ps(lanes)));
-      for (int r = 0; r < R; ++r) {
-        sumf[r] -= *m[r];
-        x[r] += sizeof(Block);
-        sw[r] += 4;
-        d[r] += 4;
-        m[r] += 4;
-      }
+      row.next();
     }
     alignas(64) float s[16];
     _mm512_store_ps(s, sums);
-    for (int r = 0; r < R; ++r) {
-      for (int c = 0; c < 8; ++c) sumf[r] += s[4 * (c / 2) + 2 * r + c % 2];
-      out[r] = sumf[r];
-    }
+    row.finish(s, [](int r, int c) { return 4 * (c / 2) + 2 * r + c % 2; }, out);
   }
 };
 
