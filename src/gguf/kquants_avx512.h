@@ -398,9 +398,6 @@ struct Q4KClassLayout {
     const Q4KChunks chunk;
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     ScaleMinCursor<R, Block> row(xs, rows, offsetof(Block, qs));
-    const auto& x = row.x;
-    const auto& sw = row.sw;
-    const auto& d = row.d;
     __m512 sums = _mm512_setzero_ps();
     for (int64_t i = 0; i < n; ++i) {
       __m512i acc[R];
@@ -408,21 +405,21 @@ struct Q4KClassLayout {
       for (int k = 0; k < 4; ++k) {
         const __m512i y = _mm512_load_si512(a[i].qs + 64 * k);
         for (int r = 0; r < R; ++r) {
-          const __m512i z = chunk(x[r] + 32 * k);
+          const __m512i z = chunk(row.x[r] + 32 * k);
           const __m512i u = _mm512_and_si512(_mm512_mask_srli_epi16(z, 0xAAAAAAAAu, z, 4), low4);
-          acc[r] = _mm512_dpwssd_epi32(acc[r], _mm512_maddubs_epi16(u, y), _mm512_set1_epi32(sw[r][k]));
+          acc[r] = _mm512_dpwssd_epi32(acc[r], _mm512_maddubs_epi16(u, y), _mm512_set1_epi32(row.sw[r][k]));
         }
       }
       // 128-bit lanes 0 + 1: classes 0-3, 2 + 3: classes 4-7.
       if constexpr (R == 2) {
         const __m512i lanes = _mm512_add_epi32(_mm512_shuffle_i32x4(acc[0], acc[1], 0x88),
                                                _mm512_shuffle_i32x4(acc[0], acc[1], 0xDD));
-        const __m512 dd = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(*d[0]), _mm512_set1_ps(*d[1]));
+        const __m512 dd = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(*row.d[0]), _mm512_set1_ps(*row.d[1]));
         sums = _mm512_add_ps(sums, _mm512_mul_ps(dd, _mm512_cvtepi32_ps(lanes)));
       } else {
         const __m256i lanes = fold_lanes(_mm512_shuffle_i32x4(acc[0], acc[0], _MM_SHUFFLE(3, 1, 2, 0)));
         sums = _mm512_castps256_ps512(
-            _mm256_add_ps(_mm512_castps512_ps256(sums), _mm256_mul_ps(_mm256_set1_ps(*d[0]), _mm256_cvtepi32_ps(lanes))));
+            _mm256_add_ps(_mm512_castps512_ps256(sums), _mm256_mul_ps(_mm256_set1_ps(*row.d[0]), _mm256_cvtepi32_ps(lanes))));
       }
       row.next();
     }

@@ -97,9 +97,6 @@ struct NibblePlanesLayout {
     if constexpr (kFifthBit)
       for (int h = 0; h < 2; ++h) rot[h][0] = rotation(h, 0), rot[h][1] = rotation(h, 1);
     ScaleMinCursor<R, Block> row(xs, rows, 0);
-    const auto& x = row.x;
-    const auto& sw = row.sw;
-    const auto& d = row.d;
     __m512 sums = _mm512_setzero_ps();
     for (int64_t i = 0; i < n; ++i) {
       __m512i acc[R];
@@ -107,12 +104,12 @@ struct NibblePlanesLayout {
       for (int r = 0; r < R; ++r) {
         acc[r] = zero;
         if constexpr (kFifthBit) qh[r] = _mm512_permutexvar_epi8(_mm512_load_si512(kQ4KNibbleIndex.qh),
-                                                                 _mm512_castsi256_si512(load32(x[r] + offsetof(Block, qh))));
+                                                                 _mm512_castsi256_si512(load32(row.x[r] + offsetof(Block, qh))));
       }
       for (int h = 0; h < 2; ++h) {
         const __m512i ylo = _mm512_load_si512(a[i].lo[h]), yhi = _mm512_load_si512(a[i].hi[h]);
         for (int r = 0; r < R; ++r) {
-          const __m512i z = _mm512_permutexvar_epi8(index, load64(x[r] + offsetof(Block, qs) + 64 * h));
+          const __m512i z = _mm512_permutexvar_epi8(index, load64(row.x[r] + offsetof(Block, qs) + 64 * h));
           __m512i lo = _mm512_and_si512(z, low4), hi = _mm512_and_si512(_mm512_srli_epi16(z, 4), low4);
           if constexpr (kFifthBit) {  // | (bit & 16)
             const __m512i sixteen = _mm512_set1_epi8(16);
@@ -120,17 +117,17 @@ struct NibblePlanesLayout {
             hi = _mm512_ternarylogic_epi32(hi, _mm512_rolv_epi32(qh[r], rot[h][1]), sixteen, 0xF8);
           }
           const __m512i sums16 = _mm512_packs_epi32(_mm512_dpbusd_epi32(zero, lo, ylo), _mm512_dpbusd_epi32(zero, hi, yhi));
-          const __m512i ab = _mm512_set1_epi64(load_as<long long>(sw[r] + 2 * h));
+          const __m512i ab = _mm512_set1_epi64(load_as<long long>(row.sw[r] + 2 * h));
           const __m512i scales = _mm512_unpacklo_epi32(ab, ab);  // [a, a, b, b] per lane
           acc[r] = _mm512_dpwssd_epi32(acc[r], sums16, scales);
         }
       }
       // Each lane's dword pairs added: row 0's into dwords 0, 1, row 1's into 2, 3.
       __m512i lanes = _mm512_add_epi32(acc[0], _mm512_unpackhi_epi64(acc[0], acc[0]));
-      __m512 dd = _mm512_set1_ps(*d[0]);
+      __m512 dd = _mm512_set1_ps(*row.d[0]);
       if constexpr (R == 2) {
         lanes = _mm512_mask_blend_epi32(0xCCCC, lanes, _mm512_add_epi32(acc[1], _mm512_unpacklo_epi64(acc[1], acc[1])));
-        dd = _mm512_mask_blend_ps(0xCCCC, dd, _mm512_set1_ps(*d[1]));
+        dd = _mm512_mask_blend_ps(0xCCCC, dd, _mm512_set1_ps(*row.d[1]));
       }
       sums = _mm512_add_ps(sums, _mm512_mul_ps(dd, _mm512_cvtepi32_ps(lanes)));
       row.next();
