@@ -79,11 +79,6 @@ FIXQ_GGUF_INLINE __m512i accumulate(__m512i lanes, __m512i u, const Q8KClasses& 
   return _mm512_dpwssd_epi32(lanes, pairs, scales);
 }
 
-// The eight class lanes: the two 256-bit halves of the accumulator added.
-FIXQ_GGUF_INLINE __m256i fold_lanes(__m512i lanes) {
-  return _mm256_add_epi32(_mm512_castsi512_si256(lanes), _mm512_extracti64x4_epi64(lanes, 1));
-}
-
 // The 6-bit scales (4 x 8 bits: sc[0..7]) and mins (m[0..7]) of Q4_K / Q5_K, as bytes
 // (ggml's get_scale_min_k4 on 32-bit words).
 FIXQ_GGUF_INLINE void scales_mins_k4(const std::byte* s, uint64_t* sc, uint64_t* m) {
@@ -117,6 +112,7 @@ template <class F>
 struct LanesFormat {
   static constexpr std::size_t kYBlockBytes = kQ8K;
   using Prepared = Q8KClasses;
+  static constexpr int kFoldA = 0x44, kFoldB = 0xEE;  // unless F says otherwise: the 256-bit halves added
   static void prepare(const std::byte* y, Prepared* p) { prepare_classes<F::kOff>(y, p); }
   template <int R, class P>  // P: F::Prepared (F is incomplete here)
   static void dot_rows(const std::byte* const* xs, int64_t n, const P* p, float* out) {
@@ -410,17 +406,13 @@ struct Q4KClassLayout {
           acc[r] = _mm512_dpwssd_epi32(acc[r], _mm512_maddubs_epi16(u, y), _mm512_set1_epi32(row.sw[r][k]));
         }
       }
-      // 128-bit lanes 0 + 1: classes 0-3, 2 + 3: classes 4-7.
-      if constexpr (R == 2) {
-        const __m512i lanes = _mm512_add_epi32(_mm512_shuffle_i32x4(acc[0], acc[1], 0x88),
-                                               _mm512_shuffle_i32x4(acc[0], acc[1], 0xDD));
-        const __m512 dd = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(*row.d[0]), _mm512_set1_ps(*row.d[1]));
-        sums = _mm512_add_ps(sums, _mm512_mul_ps(dd, _mm512_cvtepi32_ps(lanes)));
-      } else {
-        const __m256i lanes = fold_lanes(_mm512_shuffle_i32x4(acc[0], acc[0], _MM_SHUFFLE(3, 1, 2, 0)));
-        sums = _mm512_castps256_ps512(
-            _mm256_add_ps(_mm512_castps512_ps256(sums), _mm256_mul_ps(_mm256_set1_ps(*row.d[0]), _mm256_cvtepi32_ps(lanes))));
-      }
+      // 128-bit lanes 0 + 1: classes 0-3, 2 + 3: classes 4-7 (R = 1: the upper half, row 0's
+      // again, unused).
+      const int r1 = R - 1;
+      const __m512i lanes = _mm512_add_epi32(_mm512_shuffle_i32x4(acc[0], acc[r1], 0x88),
+                                             _mm512_shuffle_i32x4(acc[0], acc[r1], 0xDD));
+      const __m512 dd = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(*row.d[0]), _mm512_set1_ps(*row.d[r1]));
+      sums = _mm512_add_ps(sums, _mm512_mul_ps(dd, _mm512_cvtepi32_ps(lanes)));
       row.next();
     }
     alignas(64) float s[16];
@@ -500,7 +492,6 @@ struct Q5K : LanesFormat<Q5K> {
   static constexpr std::size_t kBlockBytes = sizeof(Block);
   static constexpr int kOff = 0;
   static constexpr bool kMins = true;
-  static constexpr int kFoldA = 0x44, kFoldB = 0xEE;  // the 256-bit halves added
   FIXQ_GGUF_INLINE __m512i lanes(const std::byte* x, const Q8KClasses& p, int32_t* min_term) {
     uint64_t sc, m;
     scales_mins_k4(x + offsetof(Block, scales), &sc, &m);
@@ -545,7 +536,6 @@ struct Q6K : LanesFormat<Q6K> {
   static constexpr std::size_t kBlockBytes = sizeof(Block);
   static constexpr int kOff = 32;
   static constexpr bool kMins = false;
-  static constexpr int kFoldA = 0x44, kFoldB = 0xEE;  // the 256-bit halves added
   FIXQ_GGUF_INLINE __m512i lanes(const std::byte* x, const Q8KClasses& p, int32_t*) {
     const __m512i s = _mm512_zextsi256_si512(_mm256_cvtepi8_epi16(load16(x + offsetof(BlockQ6_K, scales))));
     const __m512i low4 = _mm512_set1_epi8(0x0F);

@@ -39,13 +39,13 @@ namespace {
 
 // Byte p = 16L + 4d + t of the reorder: qs byte 32 (d & 1) + c + 8t; of the activations
 // (from 128 q8 bytes): 64 (d & 1) + 32 (high plane) + c + 8t.
-constexpr int q4k_nibble_qs_byte(int p) { return 32 * ((p / 4) & 1) + 2 * (p / 16) + (p / 4) % 4 / 2 + 8 * (p % 4); }
-alignas(64) constexpr auto kQ4KNibbleIndex = [] {
+constexpr int nibble_plane_qs_byte(int p) { return 32 * ((p / 4) & 1) + 2 * (p / 16) + (p / 4) % 4 / 2 + 8 * (p % 4); }
+alignas(64) constexpr auto kNibblePlaneIndex = [] {
   struct {
     int8_t qs[64], qh[64], lo[64], hi[64];
   } t{};
   for (int p = 0; p < 64; ++p) {
-    const int b = q4k_nibble_qs_byte(p);
+    const int b = nibble_plane_qs_byte(p);
     t.qs[p] = static_cast<int8_t>(b);
     t.qh[p] = static_cast<int8_t>(b % 32);
     t.lo[p] = static_cast<int8_t>(64 * (b / 32) + b % 32);
@@ -66,7 +66,7 @@ struct NibblePlanesLayout {
   };
 
   static void prepare_acts(const std::byte* qs, Acts* a) {
-    const __m512i lo = _mm512_load_si512(kQ4KNibbleIndex.lo), hi = _mm512_load_si512(kQ4KNibbleIndex.hi);
+    const __m512i lo = _mm512_load_si512(kNibblePlaneIndex.lo), hi = _mm512_load_si512(kNibblePlaneIndex.hi);
     for (int h = 0; h < 2; ++h) {
       const __m512i y0 = load64(qs + 128 * h), y1 = load64(qs + 128 * h + 64);
       _mm512_store_si512(a->lo[h], _mm512_permutex2var_epi8(y0, lo, y1));
@@ -86,7 +86,7 @@ struct NibblePlanesLayout {
   // super-block order, as in the class layout.
   template <int R>
   static void dot_rows(const std::byte* const* xs, int64_t n, const Acts* a, const ScaleMinRow* const* rows, float* out) {
-    const __m512i index = _mm512_load_si512(kQ4KNibbleIndex.qs);
+    const __m512i index = _mm512_load_si512(kNibblePlaneIndex.qs), qh_index = _mm512_load_si512(kNibblePlaneIndex.qh);
     const __m512i low4 = _mm512_set1_epi8(0x0F), zero = _mm512_setzero_si512();
     // Rotations of plane (h, high) bringing bit 4h + 2 (d & 1) + high to bit 4 (mod 32).
     const auto rotation = [](int h, int high) {
@@ -103,8 +103,8 @@ struct NibblePlanesLayout {
       [[maybe_unused]] __m512i qh[R];
       for (int r = 0; r < R; ++r) {
         acc[r] = zero;
-        if constexpr (kFifthBit) qh[r] = _mm512_permutexvar_epi8(_mm512_load_si512(kQ4KNibbleIndex.qh),
-                                                                 _mm512_castsi256_si512(load32(row.x[r] + offsetof(Block, qh))));
+        if constexpr (kFifthBit)
+          qh[r] = _mm512_permutexvar_epi8(qh_index, _mm512_castsi256_si512(load32(row.x[r] + offsetof(Block, qh))));
       }
       for (int h = 0; h < 2; ++h) {
         const __m512i ylo = _mm512_load_si512(a[i].lo[h]), yhi = _mm512_load_si512(a[i].hi[h]);
