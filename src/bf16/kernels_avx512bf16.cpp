@@ -74,6 +74,19 @@ float dot(const uint16_t* a, const uint16_t* b, int64_t k) {
 constexpr int64_t kKc = 512, kMc = 192;             // pairs and rows per block (kMc: a multiple of kMr)
 constexpr int64_t kKcWhole = 1024, kMcWhole = 132;
 constexpr int64_t kMr = 6;    // rows per register tile
+// A few rows (a GEMV and its neighbours, up to kStreamRows) read each weight once per row
+// tile, from memory. Such a GEMM streams: its first row tile reads the two panels as two
+// sequential streams fetched kStreamAhead bytes ahead (tile<..., true>), the others find
+// them in L2; K goes in one block of up to kKcStream pairs for a single row tile (the
+// whole K of any usual layer: no pass of C in between), kKcWhole for more. Measured on
+// Zen 5 against the blocked form (next block's slice prefetched), both in one process,
+// N = K = 4096 (32 MB of weights): M = 1 36 -> 49 GFLOP/s (a plain read of the 32 MB:
+// 42-43 GB/s), M = 6 165 -> 274, M = 12 236 -> 311, M = 13 202 -> 246, M = 16 289 -> 332;
+// 16 x 3072 x 1024 unchanged. Four panels at once ran slower (22-34 at M = 1: too many
+// streams), and four row tiles too (M = 24: 0.9x).
+constexpr int64_t kStreamRows = 3 * kMr;
+constexpr int64_t kKcStream = 1 << 16;
+constexpr uintptr_t kStreamAhead = 4096;
 
 // Rows [0, MR) x NP adjacent panels (32 or 64 columns) over the block's pairs [0, pairs):
 // starts from zero (first) or from C. 6 x 64 holds 24 accumulators: per pair four panel
@@ -84,8 +97,10 @@ constexpr int64_t kMr = 6;    // rows per register tile
 // the loads of C were a quarter of the time). m[v]: the real lanes of column vector v.
 // pf: one 64-byte line per pair to fetch into L2 on the way, a slice of the weights the
 // driver runs next (weights streamed from memory stalled the first row tile of each
-// block: 128 x 4096 x 4096 ran at 0.84x oneDNN against 0.96x at 2048^3).
-template <int MR, int NP>
+// block: 128 x 4096 x 4096 ran at 0.84x oneDNN against 0.96x at 2048^3). Ahead: the
+// streaming form (a few rows, gemm below), which ignores pf and fetches the tile's own
+// panels kStreamAhead bytes ahead instead, both lines of each panel's pair.
+template <int MR, int NP, bool Ahead>
 void tile(const uint32_t* a, const uint32_t* panel, int64_t panel_stride, int64_t pairs, bool first, float* c,
           int64_t ldc, const __mmask16* m, const float* next_c, const char* pf) {
   // Addresses formed as integers: the last lines of a narrow last panel may lie past the
@@ -102,8 +117,18 @@ void tile(const uint32_t* a, const uint32_t* panel, int64_t panel_stride, int64_
 #pragma GCC unroll 4
     for (int v = 0; v < kV; ++v)  // columns past a narrow last panel: no address formed
       acc[r][v] = first || m[v] == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m[v], c + r * ldc + 16 * v);
+  const auto panel_at = reinterpret_cast<uintptr_t>(panel) + kStreamAhead;
   for (int64_t q = 0; q < pairs; ++q) {
-    _mm_prefetch(pf + 64 * q, _MM_HINT_T1);
+    if constexpr (!Ahead) {
+      _mm_prefetch(pf + 64 * q, _MM_HINT_T1);
+    } else {
+#pragma GCC unroll 2
+      for (int p = 0; p < NP; ++p) {  // the panel's pair: 128 bytes, two lines
+        const uintptr_t line = panel_at + sizeof(uint32_t) * static_cast<uintptr_t>(p * panel_stride + q * kPanel);
+        _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(line + 64), _MM_HINT_T0);
+      }
+    }
     __m512i b[kV];
 #pragma GCC unroll 4
     for (int v = 0; v < kV; ++v) b[v] = _mm512_loadu_si512(panel + (v / 2) * panel_stride + q * kPanel + 16 * (v % 2));
@@ -123,8 +148,10 @@ void tile(const uint32_t* a, const uint32_t* panel, int64_t panel_stride, int64_
 
 using TileFn = void (*)(const uint32_t*, const uint32_t*, int64_t, int64_t, bool, float*, int64_t, const __mmask16*,
                         const float*, const char*);
-constexpr TileFn kTiles[2][kMr + 1] = {{nullptr, tile<1, 1>, tile<2, 1>, tile<3, 1>, tile<4, 1>, tile<5, 1>, tile<6, 1>},
-                                       {nullptr, tile<1, 2>, tile<2, 2>, tile<3, 2>, tile<4, 2>, tile<5, 2>, tile<6, 2>}};
+template <bool Ahead>
+constexpr TileFn kTiles[2][kMr + 1] = {
+    {nullptr, tile<1, 1, Ahead>, tile<2, 1, Ahead>, tile<3, 1, Ahead>, tile<4, 1, Ahead>, tile<5, 1, Ahead>, tile<6, 1, Ahead>},
+    {nullptr, tile<1, 2, Ahead>, tile<2, 2, Ahead>, tile<3, 2, Ahead>, tile<4, 2, Ahead>, tile<5, 2, Ahead>, tile<6, 2, Ahead>}};
 
 __mmask16 lanes_mask(int64_t n) { return n >= 16 ? __mmask16{0xFFFF} : n <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << n) - 1); }
 
@@ -159,8 +186,9 @@ void gemm(const uint16_t* a, int64_t m, int64_t lda, const uint32_t* packed, int
   }
   thread_local std::vector<uint32_t> a_block_of_thread;
   auto& a_block = cpu::thread_address(a_block_of_thread);
-  const bool whole = pairs <= kKcWhole;
-  const int64_t kc = whole ? pairs : kKc, mc = whole ? kMcWhole : kMc;
+  const bool stream = m <= kStreamRows, whole = pairs <= kKcWhole;
+  const int64_t kc = stream ? std::min(pairs, m <= kMr ? kKcStream : kKcWhole) : whole ? pairs : kKc;
+  const int64_t mc = stream ? kStreamRows : whole ? kMcWhole : kMc;
   if (a_block.size() < static_cast<std::size_t>(mc * kc)) a_block.resize(static_cast<std::size_t>(mc * kc));
   const int64_t panel_stride = pairs * kPanel;
   for (int64_t p0 = 0; p0 < pairs; p0 += kc) {
@@ -186,14 +214,15 @@ void gemm(const uint16_t* a, int64_t m, int64_t lda, const uint32_t* packed, int
                                                                   : nullptr;
           const int64_t at = (i - i0) / kMr * slice;  // this tile's slice of the next block
           const char* pf = reinterpret_cast<const char*>(panel);
-          if (at < block_bytes) {
+          if (!stream && at < block_bytes) {
             const int64_t in_panel = (p1 - p0) * kPanel * 4;
             pf = reinterpret_cast<const char*>(packed + static_cast<std::size_t>((j + 2 + at / in_panel) * panel_stride +
                                                                                   p0 * kPanel)) +
                  at % in_panel;
           }
-          kTiles[np - 1][rows](a_block.data() + (i - i0) * (p1 - p0), panel, panel_stride, p1 - p0, p0 == 0,
-                               c + i * ldc + j * kPanel, ldc, masks, next, pf);
+          const TileFn run = stream && i == i0 ? kTiles<true>[np - 1][rows] : kTiles<false>[np - 1][rows];
+          run(a_block.data() + (i - i0) * (p1 - p0), panel, panel_stride, p1 - p0, p0 == 0,
+              c + i * ldc + j * kPanel, ldc, masks, next, pf);
         }
       }
     }

@@ -183,10 +183,18 @@ TEST_P(Bf16Paths, GemmMatchesTheReferenceOnRaggedShapes) {
 // Larger shapes cross the AVX-512 kernel's cache blocks: K of more than 1024 pairs in
 // blocks of 512 (three here, the last partial and ending on an odd k) and rows in blocks
 // of 192, then a partial row tile; K of up to 1024 pairs as one block (1024 here, ending
-// on an odd k), rows in blocks of 132.
+// on an odd k), rows in blocks of 132. The streaming form of up to 18 rows: one row tile
+// takes K in blocks of 65536 pairs (two here, the second of one pair), two or three row
+// tiles in blocks of 1024 (three, the last partial), each tile's panels fetched ahead
+// past the packed weights' end.
 TEST_P(Bf16Paths, GemmMatchesTheReferenceAcrossCacheBlocks) {
   std::mt19937 rng(9);
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{205, 70, 2051}, {140, 97, 2047}}) {
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{205, 70, 2051},
+                         {140, 97, 2047},
+                         {1, 33, 131073},
+                         {6, 17, 2051},
+                         {17, 70, 4099},
+                         {18, 97, 2051}}) {
     const std::vector<uint16_t> a = mixed(static_cast<std::size_t>(m * k), rng, false),
                                 w = mixed(static_cast<std::size_t>(n * k), rng, false);
     const PackedB pb = PackedB::pack(w, n, k);
