@@ -289,27 +289,39 @@ void dequantize_q5_k(const std::byte* in, int64_t n_blocks, float* y) {
 }
 
 // Element e = 128 h + 32 k + l: low nibble (k < 2) or high nibble (k >= 2) of
-// ql[64 h + 32 (k % 2) + l], two high bits at 2k of qh[32 h + l]; q = code - 32.
+// ql[64 h + 32 (k % 2) + l], two high bits at 2k of qh[32 h + l]; q = code - 32. The codes
+// of 64 elements at a time as bytes (k = 0, 1 from the low nibbles of ql's 64 bytes, k = 2,
+// 3 from the high ones, qh's 32 bytes in both halves shifted per half), then 16 at a time
+// widened to int32 and scaled by the float d * sc of their 16.
 void dequantize_q6_k(const std::byte* in, int64_t n_blocks, float* y) {
-  const __m512i low4 = _mm512_set1_epi32(0x0F), three = _mm512_set1_epi32(3), thirty_two = _mm512_set1_epi32(32);
+  const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30), thirty_two = _mm512_set1_epi8(32);
+  // Per 256-bit half (k even, k odd): qh bits 2k, 2k + 1 to bits 4, 5.
+  const __m512i shl01 = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+  const __m512i shr23 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ6_K), y += kQK_K) {
     const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const auto* sc = reinterpret_cast<const int8_t*>(b + offsetof(BlockQ6_K, scales));
-    const float d = load_fp16(in + offsetof(BlockQ6_K, d));
-    const uint8_t* qlp = b + offsetof(BlockQ6_K, ql);
+    // d * float(sc[j]) for the 16 scales, as the reference forms each.
+    const __m512 dsc = _mm512_mul_ps(_mm512_set1_ps(load_fp16(in + offsetof(BlockQ6_K, d))),
+                                     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(b + offsetof(BlockQ6_K, scales)))));
     for (int h = 0; h < 2; ++h) {
-      for (int half = 0; half < 2; ++half) {
-        const __m512i qh = bytes16(b + offsetof(BlockQ6_K, qh) + 32 * h + 16 * half);
-        // ql: 64 bytes per 128 elements, the second 32 of them for groups k = 1, 3.
-        const __m512i ql[2] = {bytes16(qlp + 64 * h + 16 * half), bytes16(qlp + 64 * h + 32 + 16 * half)};
-        for (int k = 0; k < 4; ++k) {
-          const __m512i low = _mm512_and_si512(k < 2 ? ql[k % 2] : _mm512_srli_epi32(ql[k % 2], 4), low4);
-          const __m512i high = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(qh, 2 * k), three), 4);
-          const __m512i q = _mm512_sub_epi32(_mm512_or_si512(low, high), thirty_two);
-          const int e = 128 * h + 32 * k + 16 * half;
-          const __m512 dl = _mm512_set1_ps(d * to_f32(sc[e / 16]));
-          _mm512_storeu_ps(y + e, _mm512_mul_ps(dl, _mm512_cvtepi32_ps(q)));
+      const __m512i ql = _mm512_loadu_si512(b + offsetof(BlockQ6_K, ql) + 64 * h);
+      const __m512i qh = _mm512_broadcast_i64x4(load32(b + offsetof(BlockQ6_K, qh) + 32 * h));  // both halves
+      const __m512i hi01 = _mm512_and_si512(_mm512_sllv_epi16(qh, shl01), bits45);
+      const __m512i hi23 = _mm512_and_si512(_mm512_srlv_epi16(qh, shr23), bits45);
+      // (nibble & 15) | high bits, minus 32: k = 0, 1 from the low nibbles, k = 2, 3 from the high ones.
+      const __m512i q[2] = {
+          _mm512_sub_epi8(_mm512_ternarylogic_epi32(ql, low4, hi01, 0xEA), thirty_two),
+          _mm512_sub_epi8(_mm512_ternarylogic_epi32(_mm512_srli_epi16(ql, 4), low4, hi23, 0xEA), thirty_two)};
+      for (int c = 0; c < 8; ++c) {  // elements 128 h + 16 c: byte 16 (c % 4) of q[c / 4]
+        __m128i bytes;
+        switch (c % 4) {
+          case 0: bytes = _mm512_castsi512_si128(q[c / 4]); break;
+          case 1: bytes = _mm512_extracti32x4_epi32(q[c / 4], 1); break;
+          case 2: bytes = _mm512_extracti32x4_epi32(q[c / 4], 2); break;
+          default: bytes = _mm512_extracti32x4_epi32(q[c / 4], 3); break;
         }
+        const __m512 dl = _mm512_permutexvar_ps(_mm512_set1_epi32(8 * h + c), dsc);
+        _mm512_storeu_ps(y + 128 * h + 16 * c, _mm512_mul_ps(dl, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes))));
       }
     }
   }
