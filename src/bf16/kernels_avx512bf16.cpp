@@ -188,7 +188,7 @@ void gemm(const uint16_t* a, int64_t m, int64_t lda, const uint32_t* packed, int
   auto& a_block = cpu::thread_address(a_block_of_thread);
   const bool stream = m <= kStreamRows, whole = pairs <= kKcWhole;
   const int64_t kc = stream ? std::min(pairs, m <= kMr ? kKcStream : kKcWhole) : whole ? pairs : kKc;
-  const int64_t mc = stream ? kStreamRows : whole ? kMcWhole : kMc;
+  const int64_t mc = stream ? (m + kMr - 1) / kMr * kMr : whole ? kMcWhole : kMc;  // streaming: all m rows
   if (a_block.size() < static_cast<std::size_t>(mc * kc)) a_block.resize(static_cast<std::size_t>(mc * kc));
   const int64_t panel_stride = pairs * kPanel;
   for (int64_t p0 = 0; p0 < pairs; p0 += kc) {
