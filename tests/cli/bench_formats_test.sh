@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `fixq bench gguf --quick` and `fixq bench bf16 --quick` print the promised CSV (every GGUF
 # type's dot and dequant rows with the kernel that ran, and the write ceiling; the bf16
-# shapes and the peak line), and quantize-stats has the bf16 row.
+# shapes and the peak line, also where oneDNN cannot run bf16), and quantize-stats has the
+# bf16 row.
 #   usage: bench_formats_test.sh FIXQ_BINARY REPO_ROOT
 set -euo pipefail
 fixq=$1
@@ -27,6 +28,14 @@ grep -q '^dot,q4_0,scalar,' "$tmp/scalar.csv"
 grep -qx 'M,N,K,fixq_gflops,onednn_gflops,ratio' "$tmp/bf16.csv"
 grep -Eq '^16,3072,1024,[0-9.]+,[0-9.]*,[0-9.]*$' "$tmp/bf16.csv"
 grep -Eq '^vdpbf16ps_peak_gflops,' "$tmp/bf16.csv"
+# Where oneDNN has no bf16 matmul for the CPU (oneDNN 2.x: AVX-512 only; ONEDNN_MAX_CPU_ISA
+# makes this one look like an AVX2 machine to it), fixq is timed alone and the bench says why.
+if [[ ${FIXQ_PEER_ONEDNN:-0} == 1 ]]; then
+  ONEDNN_MAX_CPU_ISA=AVX2 "$fixq" bench bf16 --quick >"$tmp/bf16_avx2.csv" ||
+    { echo "bench bf16: failed where oneDNN has no bf16 matmul" >&2; cat "$tmp/bf16_avx2.csv" >&2; exit 1; }
+  grep -q '^# oneDNN has no bf16 matmul on this CPU' "$tmp/bf16_avx2.csv"
+  grep -Eq '^16,3072,1024,[0-9.]+,,$' "$tmp/bf16_avx2.csv"
+fi
 
 /usr/bin/python3 -c "import numpy as np; np.save('$tmp/w.npy', np.random.default_rng(1).standard_normal((64, 256), np.float32))"
 "$fixq" quantize-stats --types q8_0,bf16 "$tmp/w.npy" >"$tmp/stats.txt"
