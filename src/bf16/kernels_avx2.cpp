@@ -82,49 +82,78 @@ float dot(const uint16_t* a, const uint16_t* b, int64_t k) {
   return row[2 * p];
 }
 
-// Rows [0, MR) x 16 columns (half h of a panel), all pairs.
-template <int MR>
-void tile(const uint16_t* a, int64_t lda, const uint32_t* panel, int64_t pairs, int64_t k, float* c, int64_t ldc,
-          int cols) {
-  __m256 acc[MR][2];
-  for (auto& r : acc) r[0] = r[1] = _mm256_setzero_ps();
+// Strip s of 16 columns (half of a packed panel): its first dword.
+const uint32_t* strip_at(const uint32_t* packed, int64_t pairs, int64_t s) {
+  const int64_t j = 16 * s;
+  return packed + static_cast<std::size_t>(j / kPanel * pairs * kPanel + j % kPanel);
+}
+
+// Rows [0, MR) x NS strips from strip s0, all pairs. Each row has two accumulators per
+// strip, each a chain of two FMAs per pair: one row over one strip waited on those chains
+// (a GEMV ran at 15 GFLOP/s on Zen 5, FMA latency bound), so one or two rows take four or
+// two strips at once, eight chains like four rows over one strip.
+template <int MR, int NS>
+void tile(const uint16_t* a, int64_t lda, const uint32_t* packed, int64_t pairs, int64_t k, int64_t s0, int64_t n,
+          float* c, int64_t ldc) {
+  __m256 acc[MR][NS][2];
+  const uint32_t* strip[NS];
+  for (int s = 0; s < NS; ++s) strip[s] = strip_at(packed, pairs, s0 + s);
+  for (auto& r : acc)
+    for (auto& v : r) v[0] = v[1] = _mm256_setzero_ps();
   {
     FlushDenormals flush;
     for (int64_t p = 0; p < pairs; ++p) {
-      const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + p * kPanel));
-      const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + p * kPanel + 8));
-      const __m256 bo0 = odd_half(b0), bo1 = odd_half(b1), be0 = even_half(b0), be1 = even_half(b1);
+      __m256 bo[NS][2], be[NS][2];
+#pragma GCC unroll 4
+      for (int s = 0; s < NS; ++s) {
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(strip[s] + p * kPanel));
+        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(strip[s] + p * kPanel + 8));
+        bo[s][0] = odd_half(b0), bo[s][1] = odd_half(b1), be[s][0] = even_half(b0), be[s][1] = even_half(b1);
+      }
 #pragma GCC unroll 4
       for (int r = 0; r < MR; ++r) {
         const __m256i ad = _mm256_set1_epi32(static_cast<int>(a_pair(a + r * lda, k, p)));
         const __m256 ao = odd_half(ad), ae = even_half(ad);
-        acc[r][0] = _mm256_fmadd_ps(ao, bo0, acc[r][0]);
-        acc[r][1] = _mm256_fmadd_ps(ao, bo1, acc[r][1]);
-        acc[r][0] = _mm256_fmadd_ps(ae, be0, acc[r][0]);
-        acc[r][1] = _mm256_fmadd_ps(ae, be1, acc[r][1]);
+#pragma GCC unroll 4
+        for (int s = 0; s < NS; ++s) {  // per accumulator: the odd product, then the even one
+          acc[r][s][0] = _mm256_fmadd_ps(ao, bo[s][0], acc[r][s][0]);
+          acc[r][s][1] = _mm256_fmadd_ps(ao, bo[s][1], acc[r][s][1]);
+          acc[r][s][0] = _mm256_fmadd_ps(ae, be[s][0], acc[r][s][0]);
+          acc[r][s][1] = _mm256_fmadd_ps(ae, be[s][1], acc[r][s][1]);
+        }
       }
     }
   }
-  for (int r = 0; r < MR; ++r) {
-    alignas(32) float out[16];
-    _mm256_store_ps(out, acc[r][0]);
-    _mm256_store_ps(out + 8, acc[r][1]);
-    std::memcpy(c + r * ldc, out, static_cast<std::size_t>(cols) * sizeof(float));
-  }
+  for (int r = 0; r < MR; ++r)
+    for (int s = 0; s < NS; ++s) {
+      const int64_t j = 16 * (s0 + s);
+      alignas(32) float out[16];
+      _mm256_store_ps(out, acc[r][s][0]);
+      _mm256_store_ps(out + 8, acc[r][s][1]);
+      std::memcpy(c + r * ldc + j, out, static_cast<std::size_t>(n - j < 16 ? n - j : 16) * sizeof(float));
+    }
 }
 
 void gemm(const uint16_t* a, int64_t m, int64_t lda, const uint32_t* packed, int64_t n, int64_t k, float* c,
           int64_t ldc) {
-  const int64_t pairs = (k + 1) / 2;
-  for (int64_t j0 = 0; j0 < n; j0 += 16) {
-    const uint32_t* panel = packed + static_cast<std::size_t>(j0 / kPanel * pairs * kPanel + j0 % kPanel);
-    const int cols = static_cast<int>(n - j0 < 16 ? n - j0 : 16);
-    int64_t i = 0;
-    for (; i + 4 <= m; i += 4) tile<4>(a + i * lda, lda, panel, pairs, k, c + i * ldc + j0, ldc, cols);
-    switch (m - i) {
-      case 3: tile<3>(a + i * lda, lda, panel, pairs, k, c + i * ldc + j0, ldc, cols); break;
-      case 2: tile<2>(a + i * lda, lda, panel, pairs, k, c + i * ldc + j0, ldc, cols); break;
-      case 1: tile<1>(a + i * lda, lda, panel, pairs, k, c + i * ldc + j0, ldc, cols); break;
+  const int64_t pairs = (k + 1) / 2, strips = (n + 15) / 16, m4 = m / 4 * 4;
+  for (int64_t s = 0; s < strips; ++s) {
+    for (int64_t i = 0; i < m4; i += 4) tile<4, 1>(a + i * lda, lda, packed, pairs, k, s, n, c + i * ldc, ldc);
+    if (m - m4 == 3) tile<3, 1>(a + m4 * lda, lda, packed, pairs, k, s, n, c + m4 * ldc, ldc);
+  }
+  const uint16_t* ar = a + m4 * lda;
+  float* cr = c + m4 * ldc;
+  if (m - m4 == 2) {
+    int64_t s = 0;
+    for (; s + 2 <= strips; s += 2) tile<2, 2>(ar, lda, packed, pairs, k, s, n, cr, ldc);
+    if (s < strips) tile<2, 1>(ar, lda, packed, pairs, k, s, n, cr, ldc);
+  } else if (m - m4 == 1) {
+    int64_t s = 0;
+    for (; s + 4 <= strips; s += 4) tile<1, 4>(ar, lda, packed, pairs, k, s, n, cr, ldc);
+    switch (strips - s) {
+      case 3: tile<1, 3>(ar, lda, packed, pairs, k, s, n, cr, ldc); break;
+      case 2: tile<1, 2>(ar, lda, packed, pairs, k, s, n, cr, ldc); break;
+      case 1: tile<1, 1>(ar, lda, packed, pairs, k, s, n, cr, ldc); break;
       default: break;
     }
   }
