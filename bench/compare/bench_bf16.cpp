@@ -8,7 +8,6 @@
 #include <exception>
 #include <memory>
 #include <random>
-#include <string>
 #include <vector>
 
 #include "compare/compare.h"
@@ -58,6 +57,14 @@ void bench_bf16(const Bf16BenchOptions& o) {
     const double t_fixq = median_seconds_per_call([&] { bf16::gemm(a.data(), s.m, s.k, pb, c.data(), s.n); });
     const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
     const double g_fixq = flops / t_fixq / 1e9;
+    // The shape's row: fixq, then oneDNN and the ratio where oneDNN ran (g_dnnl > 0).
+    auto print_row = [&](double g_dnnl) {
+      std::printf("%lld,%lld,%lld,%.2f", static_cast<long long>(s.m), static_cast<long long>(s.n),
+                  static_cast<long long>(s.k), g_fixq);
+      if (g_dnnl > 0) std::printf(",%.2f,%.3f\n", g_dnnl, g_fixq / g_dnnl);
+      else std::printf(",,\n");
+      std::fflush(stdout);
+    };
 #if FIXQ_PEER_ONEDNN
     // oneDNN refuses the primitive on CPUs without AVX-512 (an AVX2 machine): say so once
     // and time fixq alone, as without oneDNN.
@@ -69,9 +76,7 @@ void bench_bf16(const Bf16BenchOptions& o) {
       peer_refused = true;
     }
     if (made == nullptr) {
-      std::printf("%lld,%lld,%lld,%.2f,,\n", static_cast<long long>(s.m), static_cast<long long>(s.n),
-                  static_cast<long long>(s.k), g_fixq);
-      std::fflush(stdout);
+      print_row(0);
       continue;
     }
     peers::OnednnBf16Matmul& peer = *made;
@@ -86,13 +91,10 @@ void bench_bf16(const Bf16BenchOptions& o) {
             "x", s.k);
     const double g_dnnl = flops / t_dnnl / 1e9;
     std::printf("# oneDNN implementation: %s\n", peer.implementation().c_str());
-    std::printf("%lld,%lld,%lld,%.2f,%.2f,%.3f\n", static_cast<long long>(s.m), static_cast<long long>(s.n),
-                static_cast<long long>(s.k), g_fixq, g_dnnl, g_fixq / g_dnnl);
+    print_row(g_dnnl);
 #else
-    std::printf("%lld,%lld,%lld,%.2f,,\n", static_cast<long long>(s.m), static_cast<long long>(s.n),
-                static_cast<long long>(s.k), g_fixq);
+    print_row(0);
 #endif
-    std::fflush(stdout);
   }
   if (cpu_supports(Isa::Avx512Bf16)) {
     std::printf("vdpbf16ps_peak_gflops,%.1f\n", vdpbf16ps_peak_flops() / 1e9);
