@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "arith/lane_scale.h"
+#include "cpu/aligned_vector.h"
 #include "cpu/registry.h"
 #include "gru/q_plan.h"
 
@@ -29,17 +30,35 @@ namespace fixq::gru_detail {
 // Hidden units are padded to whole vectors of the widest family (AVX-512: 16 int32).
 inline constexpr int64_t kLanePadding = 16;
 
+// Per-row and per-unit constants the lanes load beside their data: 64-byte aligned.
+using AlignedInts = cpu::AlignedVector<int32_t>;
+
+// The fused requantization of int32 accumulators under a power-of-two plan where every
+// row's scale is 2^-shift, shift in [0, 30]: for x = clamp(acc, lo_acc, hi_acc),
+//   y = (x + add) >> shift,  add = 2^(shift-1) (0 for shift 0) - comp + zp * 2^shift,
+//   lo_acc = lo + comp, hi_acc = hi + comp,
+// which is sat(R(clamp(acc - comp, lo, hi)) + zp) exactly: the window moved by comp, and
+// floor((v + 2^(shift-1)) / 2^shift) + zp = floor((v + 2^(shift-1) + zp * 2^shift) / 2^shift)
+// with R's round-half-up. build_fast_plan keeps it only where x + add stays in int32 and
+// both ends of the window land inside the output range (y is monotone, so every x does and
+// the final clamp is the identity). Four loads and four operations per vector instead of
+// nine and eleven. Row j of gate g sits at g * hp + j, so every vector load is aligned.
+struct FusedRequant {
+  AlignedInts lo_acc, hi_acc, add, shift;  // [3 * hp]
+};
+
 // Requantization of one GEMM output row n to an operator: sat(R_n(clamp(acc - comp_n)) + zp).
 struct RequantRows {
   bool pow2 = true;
-  std::vector<int64_t> comp;     // zp_a * colsum[n]
-  std::vector<int32_t> comp32;   // the same where it fits int32 (int32 accumulators), else empty
-  std::vector<int32_t> lo, hi;   // the window where the output is not saturated yet
+  cpu::AlignedVector<int64_t> comp;  // zp_a * colsum[n]
+  AlignedInts comp32;                // the same where it fits int32 (int32 accumulators), else empty
+  AlignedInts lo, hi;                // the window where the output is not saturated yet
   // The lane form of R_n (arith/lane_scale.h) with right_m1 = max(right - 1, 0) and
   // bit = min(right, 1) precomputed for the power-of-two lanes.
-  std::vector<int32_t> m, left, right, right_m1, bit;
+  AlignedInts m, left, right, right_m1, bit;
   int32_t zp = 0;
   IntRange out;
+  std::optional<FusedRequant> fused;  // where it applies (above)
 };
 
 struct FastPlan {
@@ -52,7 +71,7 @@ struct FastPlan {
   std::array<LaneScale, kUnitScales> lane{};
   std::array<bool, kUnitScales> wide{};
   // Per unit [hp]: each bias plus its target's zero point ([UnitBias]).
-  std::array<std::vector<int32_t>, 4> bias;
+  std::array<AlignedInts, 4> bias;
 };
 
 // The fast plan of a cell, or nothing when an intermediate could leave int32 lanes.

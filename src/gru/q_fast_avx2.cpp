@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #include "arith/lanes_avx2.h"
 #include "gru/q_fast.h"
@@ -152,16 +153,35 @@ V requant(const RequantRows& r, const Acc* acc, int64_t n) {
   return clamp_v(_mm256_add_epi32(y, splat(r.zp)), splat(r.out.qmin), splat(r.out.qmax));
 }
 
+// Eight rows in the fused form (q_fast.h): acc points at row g * H + j, at = g * hp + j.
+V requant_fused(const FusedRequant& f, const int32_t* acc, int64_t at) {
+  const auto i = static_cast<size_t>(at);
+  auto aligned = [](const int32_t* p) { return _mm256_load_si256(reinterpret_cast<const V*>(p)); };
+  const V x = clamp_v(load(acc), aligned(&f.lo_acc[i]), aligned(&f.hi_acc[i]));
+  return _mm256_srav_epi32(_mm256_add_epi32(x, aligned(&f.add[i])), aligned(&f.shift[i]));
+}
+
+// Eight int32 lanes in an int16 range to int16.
+__m128i narrow16(V v) { return _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)); }
+
 template <class Acc>
 void requant_wx(const void* state, const Acc* acc, int16_t* out) {
   const State& s = *static_cast<const State*>(state);
   const RequantRows& r = s.fast->wx;
+  if constexpr (std::is_same_v<Acc, int32_t>) {
+    if (r.fused) {
+      for (int64_t g = 0; g < 3; ++g)
+        for (int64_t j = 0; j < s.hp; j += kLanes)
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(out + g * s.hp + j),
+                           narrow16(requant_fused(*r.fused, acc + g * s.H + j, g * s.hp + j)));
+      return;
+    }
+  }
   for (int64_t g = 0; g < 3; ++g)
     for (int64_t j = 0; j < s.hp; j += kLanes) {
       const V v = r.pow2 ? requant<true>(r, acc, g * s.H + j) : requant<false>(r, acc, g * s.H + j);
       // In Wx's 8- or 16-bit range: the saturating pack is exact.
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + g * s.hp + j),
-                       _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + g * s.hp + j), narrow16(v));
     }
 }
 
@@ -185,18 +205,18 @@ void store_h(void* y, IntType t, int64_t j, int64_t H, V v) {
   std::memcpy(static_cast<char*>(y) + j * bytes, buf, static_cast<size_t>(n * bytes));
 }
 
-template <bool Pow2, class Acc>
+template <bool Pow2, bool Fused, class Acc>
 void step_units(const State& s, const Acc* acc, const int16_t* wx, const void* h, void* y) {
   const RequantRows& r = s.fast->rh;
   const int64_t H = s.H, hp = s.hp;
+  auto rh = [&](int64_t g, int64_t j) {
+    if constexpr (Fused) return requant_fused(*r.fused, acc + g * H + j, g * hp + j);
+    else return requant<Pow2>(r, acc, g * H + j);
+  };
   for (int64_t j = 0; j < H; j += kLanes) {
     LaneDomain<Pow2> d{s, j};
-    const UnitInputs<LaneDomain<Pow2>> in{load_wx(wx + j),
-                                          load_wx(wx + hp + j),
-                                          load_wx(wx + 2 * hp + j),
-                                          requant<Pow2>(r, acc, j),
-                                          requant<Pow2>(r, acc, H + j),
-                                          requant<Pow2>(r, acc, 2 * H + j),
+    const UnitInputs<LaneDomain<Pow2>> in{load_wx(wx + j),          load_wx(wx + hp + j), load_wx(wx + 2 * hp + j),
+                                          rh(0, j),                 rh(1, j),             rh(2, j),
                                           load_h(h, s.h_storage, j, H)};
     store_h(y, s.h_storage, j, H, unit_update(d, in));
   }
@@ -205,8 +225,11 @@ void step_units(const State& s, const Acc* acc, const int16_t* wx, const void* h
 template <class Acc>
 void step(const void* state, const Acc* acc, const int16_t* wx, const void* h, void* y) {
   const State& s = *static_cast<const State*>(state);
-  if (s.fast->pow2) step_units<true>(s, acc, wx, h, y);
-  else step_units<false>(s, acc, wx, h, y);
+  if constexpr (std::is_same_v<Acc, int32_t>) {
+    if (s.fast->rh.fused) return step_units<true, true>(s, acc, wx, h, y);  // fused: a power-of-two plan
+  }
+  if (s.fast->pow2) step_units<true, false>(s, acc, wx, h, y);
+  else step_units<false, false>(s, acc, wx, h, y);
 }
 
 constexpr GruLaneKernels kLanesTable{"avx2, 8 int32 lanes", kLanes, sizeof(State), prepare,

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <new>
+#include <type_traits>
 
 #include "arith/lanes_avx512.h"
 #include "gru/q_fast.h"
@@ -194,10 +195,26 @@ V requant(const RequantRows& r, const Acc* acc, int64_t n) {
   return clamp_v(_mm512_add_epi32(y, splat(r.zp)), splat(r.out.qmin), splat(r.out.qmax));
 }
 
+// Sixteen rows in the fused form (q_fast.h): acc points at row g * H + j, at = g * hp + j.
+V requant_fused(const FusedRequant& f, const int32_t* acc, int64_t at) {
+  const auto i = static_cast<size_t>(at);
+  const V x = clamp_v(load(acc), _mm512_load_si512(&f.lo_acc[i]), _mm512_load_si512(&f.hi_acc[i]));
+  return _mm512_srav_epi32(_mm512_add_epi32(x, _mm512_load_si512(&f.add[i])), _mm512_load_si512(&f.shift[i]));
+}
+
 template <class Acc>
 void requant_wx(const void* state, const Acc* acc, int16_t* out) {
   const State& s = *static_cast<const State*>(state);
   const RequantRows& r = s.fast->wx;
+  if constexpr (std::is_same_v<Acc, int32_t>) {
+    if (r.fused) {
+      for (int64_t g = 0; g < 3; ++g)
+        for (int64_t j = 0; j < s.hp; j += kLanes)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + g * s.hp + j),
+                             _mm512_cvtepi32_epi16(requant_fused(*r.fused, acc + g * s.H + j, g * s.hp + j)));
+      return;
+    }
+  }
   for (int64_t g = 0; g < 3; ++g)
     for (int64_t j = 0; j < s.hp; j += kLanes) {
       const V v = r.pow2 ? requant<true>(r, acc, g * s.H + j) : requant<false>(r, acc, g * s.H + j);
@@ -221,18 +238,18 @@ void store_h(void* y, IntType t, int64_t j, int64_t H, V v) {
   else _mm512_mask_cvtepi32_storeu_epi8(static_cast<int8_t*>(y) + j, m, v);
 }
 
-template <bool Pow2, class Acc>
+template <bool Pow2, bool Fused, class Acc>
 void step_units(const State& s, const Acc* acc, const int16_t* wx, const void* h, void* y) {
   const RequantRows& r = s.fast->rh;
   const int64_t H = s.H, hp = s.hp;
+  auto rh = [&](int64_t g, int64_t j) {
+    if constexpr (Fused) return requant_fused(*r.fused, acc + g * H + j, g * hp + j);
+    else return requant<Pow2>(r, acc, g * H + j);
+  };
   for (int64_t j = 0; j < H; j += kLanes) {
     LaneDomain<Pow2> d{s, j};
-    const UnitInputs<LaneDomain<Pow2>> in{load_wx(wx + j),
-                                          load_wx(wx + hp + j),
-                                          load_wx(wx + 2 * hp + j),
-                                          requant<Pow2>(r, acc, j),
-                                          requant<Pow2>(r, acc, H + j),
-                                          requant<Pow2>(r, acc, 2 * H + j),
+    const UnitInputs<LaneDomain<Pow2>> in{load_wx(wx + j),          load_wx(wx + hp + j), load_wx(wx + 2 * hp + j),
+                                          rh(0, j),                 rh(1, j),             rh(2, j),
                                           load_h(h, s.h_storage, j, H)};
     store_h(y, s.h_storage, j, H, unit_update(d, in));
   }
@@ -241,8 +258,11 @@ void step_units(const State& s, const Acc* acc, const int16_t* wx, const void* h
 template <class Acc>
 void step(const void* state, const Acc* acc, const int16_t* wx, const void* h, void* y) {
   const State& s = *static_cast<const State*>(state);
-  if (s.fast->pow2) step_units<true>(s, acc, wx, h, y);
-  else step_units<false>(s, acc, wx, h, y);
+  if constexpr (std::is_same_v<Acc, int32_t>) {
+    if (s.fast->rh.fused) return step_units<true, true>(s, acc, wx, h, y);  // fused: a power-of-two plan
+  }
+  if (s.fast->pow2) step_units<true, false>(s, acc, wx, h, y);
+  else step_units<false, false>(s, acc, wx, h, y);
 }
 
 }  // namespace

@@ -47,11 +47,43 @@ int64_t first_true(int64_t lo, int64_t hi, P pred) {
   return a;
 }
 
+// The fused form of rows (q_fast.h) where every row allows it, or nothing. l[n] is row n's
+// lane form on its window, rows n = g * H + j of the three gates.
+std::optional<FusedRequant> fused_form(const RequantRows& r, const std::vector<LaneScale>& l,
+                                       const std::vector<FixedPointScale>& scale, int64_t H, int64_t hp) {
+  if (!r.pow2 || r.comp32.empty()) return std::nullopt;  // power-of-two plans, int32 accumulators
+  FusedRequant f;
+  // Padding lanes: x clamps to 0, y = (0 + zp) >> 0, the zero point as the other forms give.
+  for (auto* v : {&f.lo_acc, &f.hi_acc, &f.shift}) v->assign(static_cast<size_t>(3 * hp), 0);
+  f.add.assign(static_cast<size_t>(3 * hp), r.zp);
+  for (int64_t g = 0; g < 3; ++g)
+    for (int64_t j = 0; j < H; ++j) {
+      const auto n = static_cast<size_t>(g * H + j), at = static_cast<size_t>(g * hp + j);
+      if (l[n].m != 1 || l[n].left != 0 || l[n].right > 30) return std::nullopt;
+      const int shift = l[n].right;
+      const int64_t lo = int64_t{r.lo[n]} + r.comp32[n], hi = int64_t{r.hi[n]} + r.comp32[n];
+      const int64_t add = (shift > 0 ? int64_t{1} << (shift - 1) : 0) - r.comp32[n] + (int64_t{r.zp} << shift);
+      if (lo + add < kI32Min || hi + add > kI32Max) return std::nullopt;
+      // Both ends inside the output range: the final clamp is the identity on the window.
+      for (const int64_t v : {int64_t{r.lo[n]}, int64_t{r.hi[n]}}) {
+        const int64_t y = scale[n].apply(v) + r.zp;
+        if (y < r.out.qmin || y > r.out.qmax) return std::nullopt;
+      }
+      f.lo_acc[at] = static_cast<int32_t>(lo);
+      f.hi_acc[at] = static_cast<int32_t>(hi);
+      f.add[at] = static_cast<int32_t>(add);
+      f.shift[at] = shift;
+    }
+  return f;
+}
+
 // Requantization rows of a GEMM with activations a (zero point zp_a, storage a_type) and
-// integer weights q [rows, cols] to operator out with per-row scales.
-std::optional<RequantRows> requant_rows(const OpQ& a, const std::vector<int32_t>& q, int64_t rows, int64_t cols,
-                                        const std::vector<FixedPointScale>& scale, const OpQ& out, bool pow2,
-                                        bool acc64) {
+// integer weights q [3H, cols] to operator out with per-row scales.
+std::optional<RequantRows> requant_rows(const OpQ& a, const std::vector<int32_t>& q, int64_t H, int64_t hp,
+                                        int64_t cols, const std::vector<FixedPointScale>& scale, const OpQ& out,
+                                        bool pow2, bool acc64) {
+  const int64_t rows = 3 * H;
+  std::vector<LaneScale> forms;
   RequantRows r;
   r.pow2 = pow2;
   r.zp = out.zp;
@@ -83,7 +115,9 @@ std::optional<RequantRows> requant_rows(const OpQ& a, const std::vector<int32_t>
     r.right.push_back(l->right);
     r.right_m1.push_back(std::max(l->right - 1, 0));
     r.bit.push_back(std::min(l->right, 1));
+    forms.push_back(*l);
   }
+  r.fused = fused_form(r, forms, scale, H, hp);
   // Padding rows: every value clamps to 0 and maps to the zero point.
   for (int64_t i = 0; i < kLanePadding; ++i) {
     r.comp.push_back(0);
@@ -101,9 +135,8 @@ std::optional<RequantRows> requant_rows(const OpQ& a, const std::vector<int32_t>
 
 // The bias of every unit plus the target's zero point, padded to hp with the zero point,
 // and its interval; nothing if a value leaves int32.
-std::optional<std::vector<int32_t>> unit_constants(const std::vector<int32_t>& bias, int32_t zp, int64_t hp,
-                                                   Interval* bound) {
-  std::vector<int32_t> c(static_cast<size_t>(hp), zp);
+std::optional<AlignedInts> unit_constants(const std::vector<int32_t>& bias, int32_t zp, int64_t hp, Interval* bound) {
+  AlignedInts c(static_cast<size_t>(hp), zp);
   *bound = {zp, zp};
   for (size_t j = 0; j < bias.size(); ++j) {
     const int64_t v = int64_t{bias[j]} + zp;
@@ -192,10 +225,10 @@ std::optional<FastPlan> build_fast_plan(const CellPlan& p) {
   auto rows = [&](const OpQ& a, const PackedB& w, const std::vector<int32_t>& q, int64_t cols,
                   const std::vector<FixedPointScale>& scale, const OpQ& out, bool& acc64) {
     acc64 = !gemm_detail::fits_int32(a.storage, w);
-    auto r = requant_rows(a, q, 3 * H, cols, scale, out, f.pow2, acc64);
+    auto r = requant_rows(a, q, H, f.hp, cols, scale, out, f.pow2, acc64);
     if (!r && !acc64) {
       acc64 = true;
-      r = requant_rows(a, q, 3 * H, cols, scale, out, f.pow2, acc64);
+      r = requant_rows(a, q, H, f.hp, cols, scale, out, f.pow2, acc64);
     }
     return r;
   };

@@ -19,6 +19,7 @@
 #include "gru/float_test_util.h"
 #include "support/expect.h"
 #include "gru/q_fast.h"
+#include "gru/q_plan.h"
 #include "support/kernel_paths.h"
 #include "support/registry_checks.h"
 
@@ -95,6 +96,20 @@ TEST_P(FastLoop, EqualsReferenceBitForBit) {
       return best;
     };
     ASSERT_GT(32768 * std::max(max_row(k.q_w, c.C), max_row(k.q_r, c.H)), int64_t{INT32_MAX}) << c.name;
+  }
+
+  // Power-of-two plans with int32 accumulators requantize the GEMMs in the fused form
+  // (q_fast.h): the comparisons below run it for those, the general form for the rest.
+  for (size_t cell = 0; cell < q.vectorized_cells().size(); ++cell) {
+    const GruCellConstants k = q.cell_constants(cell);
+    const int64_t C = cell < (c.bidi ? 2u : 1u) ? c.C : c.H * (c.bidi ? 2 : 1);
+    const gru_detail::CellPlan p = gru_detail::build_plan(q.params().cells[cell], q.params().config, C, c.H, k.q_w,
+                                                          k.q_r, k.q_bx, k.q_br);
+    ASSERT_NE(p.fast, nullptr) << c.name;
+    const bool pow2 = c.scales == ScaleKind::PowerOfTwo;
+    EXPECT_EQ(p.fast->wx.fused.has_value(), pow2 && !p.fast->acc64_x) << c.name << " cell " << cell << " Wx";
+    EXPECT_EQ(p.fast->rh.fused.has_value(), pow2 && !p.fast->acc64_h) << c.name << " cell " << cell << " Rh";
+    if (c.bits == 8) EXPECT_FALSE(p.fast->acc64_x || p.fast->acc64_h) << c.name;
   }
 
   for (int64_t B : {1, 16}) {
