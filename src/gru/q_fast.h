@@ -70,6 +70,9 @@ struct FastPlan {
   // The lane form of each ratio of the unit update, and whether its product is wide.
   std::array<LaneScale, kUnitScales> lane{};
   std::array<bool, kUnitScales> wide{};
+  // Every ratio of the update a power of two in its add-then-shift form, no wide product:
+  // the lanes then evaluate each scale as one addition and one shift, with no branch.
+  bool shifts = false;
   // Per unit [hp]: each bias plus its target's zero point ([UnitBias]).
   std::array<AlignedInts, 4> bias;
 };

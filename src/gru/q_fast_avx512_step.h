@@ -122,8 +122,9 @@ void prepare(const CellPlan& plan, const FastPlan& f, void* storage) {
   s->h_storage = plan.h.storage;
 }
 
-// The unit update (q_unit_update.h) on sixteen int32 lanes.
-template <bool Pow2>
+// The unit update (q_unit_update.h) on sixteen int32 lanes. Shifts: the plan's scales are
+// all one addition and one shift (FastPlan::shifts), with no branch on their form.
+template <bool Pow2, bool Shifts = false>
 struct LaneDomain {
   using V = avx512_lanes::V;
   const State& s;
@@ -136,11 +137,13 @@ struct LaneDomain {
   V sat(Operand o, V v) const { return clamp_v(v, s.qmin[static_cast<size_t>(o)], s.qmax[static_cast<size_t>(o)]); }
   V scale(UnitScale u, V v) const {
     const LaneScaleRegs& r = s.scale[static_cast<size_t>(u)];
+    if constexpr (Shifts) return _mm512_srav_epi32(_mm512_add_epi32(v, r.half), r.right);
     if constexpr (Pow2) return apply_pow2(v, r);
     else return apply_multiplier(v, r);
   }
   V product(UnitScale u, V a, V b) const {
     const auto i = static_cast<size_t>(u);
+    if constexpr (Shifts) return scale(u, _mm512_mullo_epi32(a, b));
     if (!s.wide[i]) return scale(u, _mm512_mullo_epi32(a, b));
     if constexpr (Pow2) return apply_wide_pow2(a, b, s.scale[i]);
     else return apply_wide_multiplier(a, b, s.scale[i]);
@@ -238,8 +241,8 @@ void store_h(void* y, IntType t, int64_t j, int64_t H, V v) {
   else _mm512_mask_cvtepi32_storeu_epi8(static_cast<int8_t*>(y) + j, m, v);
 }
 
-template <bool Pow2, bool Fused, class Acc>
-void step_units(const State& s, const Acc* acc, const int16_t* wx, const void* h, void* y) {
+template <bool Pow2, bool Fused, bool Shifts = false, class Acc>
+[[gnu::flatten]] void step_units(const State& s, const Acc* acc, const int16_t* wx, const void* h, void* y) {
   const RequantRows& r = s.fast->rh;
   const int64_t H = s.H, hp = s.hp;
   auto rh = [&](int64_t g, int64_t j) {
@@ -247,8 +250,8 @@ void step_units(const State& s, const Acc* acc, const int16_t* wx, const void* h
     else return requant<Pow2>(r, acc, g * H + j);
   };
   for (int64_t j = 0; j < H; j += kLanes) {
-    LaneDomain<Pow2> d{s, j};
-    const UnitInputs<LaneDomain<Pow2>> in{load_wx(wx + j),          load_wx(wx + hp + j), load_wx(wx + 2 * hp + j),
+    LaneDomain<Pow2, Shifts> d{s, j};
+    const UnitInputs<LaneDomain<Pow2, Shifts>> in{load_wx(wx + j),          load_wx(wx + hp + j), load_wx(wx + 2 * hp + j),
                                           rh(0, j),                 rh(1, j),             rh(2, j),
                                           load_h(h, s.h_storage, j, H)};
     store_h(y, s.h_storage, j, H, unit_update(d, in));
@@ -259,7 +262,10 @@ template <class Acc>
 void step(const void* state, const Acc* acc, const int16_t* wx, const void* h, void* y) {
   const State& s = *static_cast<const State*>(state);
   if constexpr (std::is_same_v<Acc, int32_t>) {
-    if (s.fast->rh.fused) return step_units<true, true>(s, acc, wx, h, y);  // fused: a power-of-two plan
+    if (s.fast->rh.fused) {  // fused: a power-of-two plan
+      if (s.fast->shifts) return step_units<true, true, true>(s, acc, wx, h, y);
+      return step_units<true, true>(s, acc, wx, h, y);
+    }
   }
   if (s.fast->pow2) step_units<true, false>(s, acc, wx, h, y);
   else step_units<false, false>(s, acc, wx, h, y);

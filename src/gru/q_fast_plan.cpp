@@ -250,6 +250,8 @@ std::optional<FastPlan> build_fast_plan(const CellPlan& p) {
                                       {p.h.range.qmin, p.h.range.qmax}};
   unit_update(d, in);
   if (!d.ok) return std::nullopt;
+  f.shifts = f.pow2;
+  for (size_t i = 0; i < f.lane.size(); ++i) f.shifts = f.shifts && f.lane[i].add_then_shift && !f.wide[i];
   return f;
 }
 

@@ -99,7 +99,8 @@ TEST_P(FastLoop, EqualsReferenceBitForBit) {
   }
 
   // Power-of-two plans with int32 accumulators requantize the GEMMs in the fused form
-  // (q_fast.h): the comparisons below run it for those, the general form for the rest.
+  // (q_fast.h), and int8 ones evaluate the update's scales as shifts: the comparisons below
+  // run those forms for them, the general forms for the rest.
   for (size_t cell = 0; cell < q.vectorized_cells().size(); ++cell) {
     const GruCellConstants k = q.cell_constants(cell);
     const int64_t C = cell < (c.bidi ? 2u : 1u) ? c.C : c.H * (c.bidi ? 2 : 1);
@@ -109,7 +110,11 @@ TEST_P(FastLoop, EqualsReferenceBitForBit) {
     const bool pow2 = c.scales == ScaleKind::PowerOfTwo;
     EXPECT_EQ(p.fast->wx.fused.has_value(), pow2 && !p.fast->acc64_x) << c.name << " cell " << cell << " Wx";
     EXPECT_EQ(p.fast->rh.fused.has_value(), pow2 && !p.fast->acc64_h) << c.name << " cell " << cell << " Rh";
-    if (c.bits == 8) EXPECT_FALSE(p.fast->acc64_x || p.fast->acc64_h) << c.name;
+    if (c.bits == 8) {
+      EXPECT_FALSE(p.fast->acc64_x || p.fast->acc64_h) << c.name;
+      // int8 power-of-two plans: every ratio of the update is an add-then-shift.
+      EXPECT_EQ(p.fast->shifts, pow2) << c.name << " cell " << cell;
+    }
   }
 
   for (int64_t B : {1, 16}) {
