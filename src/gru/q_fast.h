@@ -61,6 +61,17 @@ struct RequantRows {
   std::optional<FusedRequant> fused;  // where it applies (above)
 };
 
+// The unit update on 32 int16 lanes (AVX512_VBMI), for int8 plans where every
+// intermediate provably fits int16 (lanes16_form): half the vector operations of int32
+// lanes. Each ratio is an add-then-shift or a left shift (FastPlan::shifts); a product
+// p = a * b rounded at r bits is vpmulhrsw(a << pre_a, b << pre_b) with pre_a + pre_b =
+// 15 - r, which is floor((p * 2^(15-r) + 2^14) / 2^15) = floor((p + 2^(r-1)) / 2^r): the
+// same rounding, exactly, as long as both shifted operands and the result fit int16.
+struct Lanes16Form {
+  std::array<int, kUnitScales> pre_a{}, pre_b{};  // for the three products' ratios
+  std::array<cpu::AlignedVector<int16_t>, 4> bias;  // FastPlan::bias as int16, [hp + 32]
+};
+
 struct FastPlan {
   bool pow2 = true;      // every scale a pure shift
   bool acc64_x = false;  // the GEMM accumulators need int64 (16-bit activations)
@@ -70,12 +81,19 @@ struct FastPlan {
   // The lane form of each ratio of the unit update, and whether its product is wide.
   std::array<LaneScale, kUnitScales> lane{};
   std::array<bool, kUnitScales> wide{};
-  // Every ratio of the update a power of two in its add-then-shift form, no wide product:
-  // the lanes then evaluate each scale as one addition and one shift, with no branch.
+  // Every ratio of the update a power of two in its add-then-shift form or a plain left
+  // shift, no wide product: the lanes then evaluate each scale as one addition and one
+  // shift (or one shift), without testing the other forms.
   bool shifts = false;
   // Per unit [hp]: each bias plus its target's zero point ([UnitBias]).
   std::array<AlignedInts, 4> bias;
+  std::optional<Lanes16Form> lanes16;  // where it applies (above)
 };
+
+// The int16 lane form of a cell's plan (f complete but for it), or nothing: a plan of
+// shifts, direct tables of 256 byte-sized entries, and every intermediate of the
+// update, each shifted product operand and each rounding sum inside int16 (q_fast_plan16.cpp).
+std::optional<Lanes16Form> lanes16_form(const CellPlan& plan, const FastPlan& f);
 
 // The fast plan of a cell, or nothing when an intermediate could leave int32 lanes.
 std::optional<FastPlan> build_fast_plan(const CellPlan& plan);

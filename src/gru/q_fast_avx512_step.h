@@ -123,7 +123,7 @@ void prepare(const CellPlan& plan, const FastPlan& f, void* storage) {
 }
 
 // The unit update (q_unit_update.h) on sixteen int32 lanes. Shifts: the plan's scales are
-// all one addition and one shift (FastPlan::shifts), with no branch on their form.
+// all one addition and one shift or a left shift (FastPlan::shifts).
 template <bool Pow2, bool Shifts = false>
 struct LaneDomain {
   using V = avx512_lanes::V;
@@ -137,7 +137,10 @@ struct LaneDomain {
   V sat(Operand o, V v) const { return clamp_v(v, s.qmin[static_cast<size_t>(o)], s.qmax[static_cast<size_t>(o)]); }
   V scale(UnitScale u, V v) const {
     const LaneScaleRegs& r = s.scale[static_cast<size_t>(u)];
-    if constexpr (Shifts) return _mm512_srav_epi32(_mm512_add_epi32(v, r.half), r.right);
+    if constexpr (Shifts) {
+      if (s.fast->lane[static_cast<size_t>(u)].left > 0) return _mm512_sllv_epi32(v, r.left);
+      return _mm512_srav_epi32(_mm512_add_epi32(v, r.half), r.right);
+    }
     if constexpr (Pow2) return apply_pow2(v, r);
     else return apply_multiplier(v, r);
   }

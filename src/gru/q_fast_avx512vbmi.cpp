@@ -1,20 +1,21 @@
 // The AVX512_VBMI family's fast GRU step (q_fast_avx512_step.h): the direct activation
 // tables of 8-bit operators (256 entries of one byte each) sit in four registers and are
 // read with vpermi2b, without vpgatherdd's per-element loads; other tables are gathered.
+// Cells whose every intermediate fits int16 run on 32 int16 lanes (q_fast_avx512_lanes16.h).
 #define FIXQ_GRU_BYTE_TABLES 1
-#include "gru/q_fast_avx512_step.h"
+#include "gru/q_fast_avx512_lanes16.h"
 
 namespace fixq::gru_detail::FIXQ_KERNEL_NS(avx512vbmi) {
 
 namespace {
-constexpr GruLaneKernels kLanesTable{"avx512vbmi, 16 int32 lanes, vpermi2b byte tables",
+constexpr GruLaneKernels kLanesTable{"avx512vbmi, 16 int32 or 32 int16 lanes, vpermi2b byte tables",
                                      kLanes,
-                                     sizeof(State),
-                                     prepare,
-                                     requant_wx<int32_t>,
-                                     requant_wx<int64_t>,
-                                     step<int32_t>,
-                                     step<int64_t>};
+                                     sizeof(State16),
+                                     prepare16,
+                                     requant_wx16<int32_t>,
+                                     requant_wx16<int64_t>,
+                                     step16<int32_t>,
+                                     step16<int64_t>};
 }  // namespace
 
 extern const GruKernels kGru;

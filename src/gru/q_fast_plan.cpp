@@ -6,27 +6,12 @@
 
 #include "gemm/kernels.h"
 #include "gru/q_fast.h"
+#include "gru/q_interval.h"
 #include "gru/q_unit_update.h"
 
 namespace fixq::gru_detail {
 
 namespace {
-
-constexpr int64_t kI32Min = INT32_MIN, kI32Max = INT32_MAX;
-
-struct Interval {
-  int64_t lo = 0, hi = 0;
-  bool in_int32() const { return lo >= kI32Min && hi <= kI32Max; }
-  int64_t magnitude() const { return std::max(std::abs(lo), std::abs(hi)); }
-};
-
-Interval product(Interval a, Interval b) {
-  const int64_t c[] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};  // |each| <= 2^34
-  return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
-}
-
-// The output interval of a monotone scale applied on [lo, hi].
-Interval applied(const FixedPointScale& s, Interval x) { return {s.apply(x.lo), s.apply(x.hi)}; }
 
 int64_t abs_row_sum(const std::vector<int32_t>& q, int64_t row, int64_t cols) {
   int64_t s = 0;
@@ -251,7 +236,11 @@ std::optional<FastPlan> build_fast_plan(const CellPlan& p) {
   unit_update(d, in);
   if (!d.ok) return std::nullopt;
   f.shifts = f.pow2;
-  for (size_t i = 0; i < f.lane.size(); ++i) f.shifts = f.shifts && f.lane[i].add_then_shift && !f.wide[i];
+  for (size_t i = 0; i < f.lane.size(); ++i) {
+    const LaneScale& l = f.lane[i];
+    f.shifts = f.shifts && !f.wide[i] && (l.add_then_shift || (l.right == 0 && l.left > 0));
+  }
+  f.lanes16 = lanes16_form(p, f);
   return f;
 }
 
