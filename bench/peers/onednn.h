@@ -68,7 +68,9 @@ class OnednnBf16Matmul {
 // libgomp loads, before main, so it must be set through the API). Throws fixq::Error if
 // the runtime cannot be reached.
 void onednn_single_thread();
-// "oneDNN 2.6.3 (OpenMP)".
+// "oneDNN 2.6.3 (OpenMP, max ISA avx512_core_vnni)".
 std::string onednn_version_str();
+// The widest instruction set oneDNN may use on this CPU ("max ISA avx512_core_vnni").
+std::string onednn_isa_str();
 
 }  // namespace fixq::peers

@@ -34,7 +34,25 @@ std::string onednn_version_str() {
   const char* runtime = v->cpu_runtime == DNNL_RUNTIME_OMP   ? "OpenMP"
                         : v->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential"
                                                              : "other runtime";
-  return detail::cat("oneDNN ", v->major, ".", v->minor, ".", v->patch, " (", runtime, ")");
+  return detail::cat("oneDNN ", v->major, ".", v->minor, ".", v->patch, " (", runtime, ", ", onednn_isa_str(), ")");
+}
+
+std::string onednn_isa_str() {
+  // The widest instruction set oneDNN may dispatch to here: the CPU's, lowered by
+  // ONEDNN_MAX_CPU_ISA. On CPUs with AMX its GEMM and matmul take AMX tiles, an
+  // instruction set fixq has no kernels for; ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 gives
+  // the comparison that AVX-512 CPUs without AMX (every AMD EPYC) see.
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: return "max ISA sse41";
+    case dnnl_cpu_isa_avx: return "max ISA avx";
+    case dnnl_cpu_isa_avx2: return "max ISA avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "max ISA avx2_vnni";
+    case dnnl_cpu_isa_avx512_core: return "max ISA avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "max ISA avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "max ISA avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "max ISA avx512_core_amx (AMX int8 and bf16 tiles)";
+    default: return detail::cat("max ISA code ", static_cast<unsigned>(dnnl_get_effective_cpu_isa()));
+  }
 }
 
 }  // namespace fixq::peers
