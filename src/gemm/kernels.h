@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cpu/aligned_vector.h"
 #include "cpu/registry.h"
 #include "fixq/gemm.h"
 
@@ -51,7 +52,10 @@ struct PackedPanels {
   PanelFormat format;
   int64_t panels = 0;                  // ceil(N / nr)
   int64_t groups = 0;                  // ceil(K / kr)
-  std::vector<int8_t> data;            // panels * groups * nr * kr * b_bytes bytes
+  // panels * groups * nr * kr * b_bytes bytes, from a 64-byte boundary: every panel and
+  // group row of the vector kernels starts on a cache line, so no 64-byte load of B is split
+  // (std::vector's storage of a large block starts 16 bytes past one).
+  cpu::AlignedVector<int8_t> data;
   std::vector<std::pair<int32_t, int32_t>> minus128;  // (n, k) of the -128 weights (sign trick)
   // -128 * colsum[n], which a product with s8 A shifted to u8 (APacking::Quads8) starts
   // from; the int32 copy only where every entry fits.

@@ -141,7 +141,7 @@ std::string fast_kernel_name();
 // (the layout the step kernels read), as int16: Wx is an 8- or 16-bit operator. Written
 // for all steps before the recurrence reads it (4.8 MiB at H = 256, batch 16, T = 100 as
 // int32), so its width is memory traffic.
-using WxRows = std::vector<int16_t>;
+using WxRows = cpu::AlignedVector<int16_t>;
 
 // Wx of `cells` cells that share the input q_x [rows, C]: one product with w, whose rows are
 // the cells' W stacked ([cells * 3H, C]), then each cell's requantization of its slice.

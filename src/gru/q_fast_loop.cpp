@@ -20,8 +20,8 @@ namespace {
 constexpr int64_t kChunkRows = 256;
 
 // v.size() >= n, never shrinking (new elements 0).
-template <class T>
-void grow(std::vector<T>& v, size_t n) {
+template <class T, class Alloc>
+void grow(std::vector<T, Alloc>& v, size_t n) {
   if (v.size() < n) v.resize(n, T{0});
 }
 
@@ -39,8 +39,11 @@ size_t state_stride(const GruLaneKernels& k) { return (k.state_bytes + 63) / 64 
 
 // Buffers are kept per thread between calls: fresh multi-megabyte allocations would cost
 // page faults on every forward (a streaming step calls this once per frame).
-thread_local std::vector<int32_t> acc32_of_thread;
-thread_local std::vector<int64_t> acc64_of_thread;
+// 64-byte aligned: rows of 3H + kLanePadding accumulators then start on a cache line
+// whenever H is a multiple of 16, so neither the GEMM's tile stores nor the step kernel's
+// vector loads straddle two lines.
+thread_local cpu::AlignedVector<int32_t> acc32_of_thread;
+thread_local cpu::AlignedVector<int64_t> acc64_of_thread;
 
 }  // namespace
 
