@@ -41,7 +41,7 @@ std::string onednn_isa_str() {
   // The widest instruction set oneDNN may dispatch to here: the CPU's, lowered by
   // ONEDNN_MAX_CPU_ISA. On CPUs with AMX its GEMM and matmul take AMX tiles, an
   // instruction set fixq has no kernels for; ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 gives
-  // the comparison that AVX-512 CPUs without AMX (every AMD EPYC) see.
+  // the comparison that AVX-512 CPUs without AMX (AMD Zen 4 and Zen 5) see.
   switch (dnnl_get_effective_cpu_isa()) {
     case dnnl_cpu_isa_sse41: return "max ISA sse41";
     case dnnl_cpu_isa_avx: return "max ISA avx";

@@ -468,12 +468,6 @@ TEST(Gemm, WeightsPackedUnderOneFamilyServeEveryOther) {
   }
 }
 
-}  // namespace
-}  // namespace fixq
-
-namespace fixq {
-namespace {
-
 // Every panel of every family's layout starts on a 64-byte boundary, so no 64-byte load of
 // B straddles two cache lines. std::vector's storage of a large block starts 16 bytes past
 // one; with the panels there, a GRU step at H = 256, batch 1 took 3.4 us instead of 2.75
