@@ -24,11 +24,13 @@ namespace {
 constexpr int kMr = 6, kNr = 64;
 constexpr int64_t kKcBytes = 128 * 1024;
 
-// The real columns of `cols` as a mask of vector v's 16 lanes.
-[[gnu::always_inline]] inline __mmask16 column_mask(int cols, int v) {
-  const int left = cols - 16 * v;
-  return left >= 16 ? __mmask16(0xFFFF) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1u);
+// The first n of 16 lanes (none for n <= 0, all for n >= 16).
+[[gnu::always_inline]] inline __mmask16 first_lanes(int n) {
+  return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u);
 }
+
+// The real columns of `cols` as a mask of vector v's 16 lanes.
+[[gnu::always_inline]] inline __mmask16 column_mask(int cols, int v) { return first_lanes(cols - 16 * v); }
 
 // Writes (or adds) the real columns of one row of 4 accumulator vectors: acc + C when
 // accumulating, else acc + init (init: TileArgs::init, or null where the accumulators
@@ -54,7 +56,6 @@ constexpr int64_t kKcBytes = 128 * 1024;
 // fits, so the narrowing is exact). int64 lanes move under int32 masks (two bits each).
 [[gnu::always_inline]] inline void store_split(const TileArgs& t, int r, const __m512i (&lo)[4],
                                                const __m512i (&hi)[4]) {
-  auto mask32 = [](int n) { return n <= 0 ? __mmask16(0) : n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u); };
   for (int v = 0; v < 4; ++v) {
     const int left = t.cols - 16 * v;
     if (left <= 0) break;
@@ -67,7 +68,7 @@ constexpr int64_t kKcBytes = 128 * 1024;
     const int64_t at = r * t.ldc + 16 * v;
     if (t.c64 != nullptr) {
       // The second eight columns only where they exist (their address may not be formed).
-      const __mmask16 m0 = mask32(2 * left), m1 = mask32(2 * (left - 8));
+      const __mmask16 m0 = first_lanes(2 * left), m1 = first_lanes(2 * (left - 8));
       const int64_t* base = t.accumulate ? t.c64 + at : t.init64 != nullptr ? t.init64 + 16 * v : nullptr;
       if (base != nullptr) {
         x0 = _mm512_add_epi64(x0, _mm512_maskz_loadu_epi32(m0, base));
@@ -76,7 +77,7 @@ constexpr int64_t kKcBytes = 128 * 1024;
       _mm512_mask_storeu_epi32(t.c64 + at, m0, x0);
       if (left > 8) _mm512_mask_storeu_epi32(t.c64 + at + 8, m1, x1);
     } else {
-      const __mmask16 m = mask32(left);
+      const __mmask16 m = first_lanes(left);
       const int32_t* base = t.accumulate ? t.c + at : t.init != nullptr ? t.init + 16 * v : nullptr;
       if (base != nullptr) {
         const __m512i b = _mm512_maskz_loadu_epi32(m, base);
