@@ -9,6 +9,7 @@
 #include "fixq/gru.h"
 #include "gru/float_inputs.h"
 #include "gru/float_step.h"
+#include "gru/float_weights.h"
 
 namespace fixq {
 namespace {
@@ -39,11 +40,13 @@ void run_direction(const GruCell& cell, const gru_float::ActiveKernels& k, const
   std::vector<float> xs, wxs, hs;
   gru_float::StepScratch scratch;
   const bool tapped = site.active();
+  // Both multiply T * B rows (fewer where items end early).
+  const gru_float::AlignedWeights r(cell.R, T * B), w(cell.W, T * B);
   for (int64_t s0 = 0; s0 < T; s0 += block_steps) {
     const int64_t s1 = std::min(T, s0 + block_steps);
     // The block's steps are the times [t_lo, t_lo + s1 - s0), whose rows are contiguous.
     const int64_t t_lo = reverse ? T - s1 : s0;
-    gru_float::input_projection(cell, k, (s1 - s0) * B, in + t_lo * B * C, wx.data());
+    gru_float::input_projection(cell, w.data(), k, (s1 - s0) * B, in + t_lo * B * C, wx.data());
     for (int64_t s = s0; s < s1; ++s) {
       const int64_t t = reverse ? T - 1 - s : s;
       const float* x_t = in + t * B * C;
@@ -55,7 +58,7 @@ void run_direction(const GruCell& cell, const gru_float::ActiveKernels& k, const
       site.t = t;
       const auto rows = static_cast<int64_t>(running.size());
       if (rows == B) {
-        gru_float::recurrent_step(cell, k, B, x_t, wx_t, h, scratch, site);
+        gru_float::recurrent_step(cell, r.data(), k, B, x_t, wx_t, h, scratch, site);
         for (int64_t b = 0; b < B; ++b) std::copy_n(h + b * H, H, out + out_layout.offset(t, b) + out_col);
         continue;
       }
@@ -69,7 +72,7 @@ void run_direction(const GruCell& cell, const gru_float::ActiveKernels& k, const
         std::copy_n(wx_t + b * H3, H3, wxs.data() + i * H3);
         std::copy_n(h + b * H, H, hs.data() + i * H);
       }
-      gru_float::recurrent_step(cell, k, rows, xs.data(), wxs.data(), hs.data(), scratch, site);
+      gru_float::recurrent_step(cell, r.data(), k, rows, xs.data(), wxs.data(), hs.data(), scratch, site);
       for (int64_t i = 0; i < rows; ++i) {
         const int64_t b = running[static_cast<std::size_t>(i)];
         std::copy_n(hs.data() + i * H, H, h + b * H);

@@ -5,20 +5,21 @@
 
 namespace fixq::gru_float {
 
-void input_projection(const GruCell& cell, const ActiveKernels& k, int64_t rows, const float* x, float* wx) {
+void input_projection(const GruCell& cell, const float* w, const ActiveKernels& k, int64_t rows, const float* x,
+                      float* wx) {
   const int64_t C = cell.input_size, H3 = 3 * cell.hidden_size;
-  k.matmul_nt(x, C, rows, cell.W.data(), H3, C, wx, H3);
+  k.matmul_nt(x, C, rows, w, H3, C, wx, H3);
 }
 
-void recurrent_step(const GruCell& cell, const ActiveKernels& k, int64_t rows, const float* x, const float* wx,
-                    float* h, StepScratch& s, const TapSite& site) {
+void recurrent_step(const GruCell& cell, const float* r, const ActiveKernels& k, int64_t rows, const float* x,
+                    const float* wx, float* h, StepScratch& s, const TapSite& site) {
   const int64_t C = cell.input_size, H = cell.hidden_size, H3 = 3 * H;
   const bool tapped = site.active();
   const auto report = [&](GruOp op, const float* values, int64_t width) {
     site.tap->on_value(site.layer, site.direction, site.t, op, values, Shape{rows, width});
   };
   s.rh.resize(static_cast<std::size_t>(rows * H3));
-  k.matmul_nt(h, H, rows, cell.R.data(), H3, H, s.rh.data(), H3);
+  k.matmul_nt(h, H, rows, r, H3, H, s.rh.data(), H3);
   if (tapped) {
     report(GruOp::X, x, C);
     report(GruOp::Wx, wx, H3);

@@ -35,8 +35,8 @@ std::vector<float> GruStream::step(const float* x) {
   for (int layer = 0; layer < m.num_layers; ++layer) {
     const GruCell& cell = m.cell(layer, 0);
     float* h = h_.data() + layer * batch_ * H;
-    gru_float::input_projection(cell, kernels, batch_, in, wx.data());
-    gru_float::recurrent_step(cell, kernels, batch_, in, wx.data(), h, scratch, {});
+    gru_float::input_projection(cell, cell.W.data(), kernels, batch_, in, wx.data());
+    gru_float::recurrent_step(cell, cell.R.data(), kernels, batch_, in, wx.data(), h, scratch, {});
     in = h;
   }
   return std::vector<float>(in, in + batch_ * H);

@@ -4,7 +4,9 @@
 // inputs are refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
@@ -13,6 +15,7 @@
 #include "fixq/gru.h"
 #include "gru/float_math.h"
 #include "gru/float_test_util.h"
+#include "gru/float_weights.h"
 #include "io/npy_test_util.h"
 
 namespace fixq {
@@ -39,6 +42,72 @@ TEST(GruStream, StepsEqualTheWholeSequenceBitForBit) {
     EXPECT_EQ(h, std::vector<float>(whole.y.begin() + t * B * H, whole.y.begin() + (t + 1) * B * H)) << t;
   }
   EXPECT_EQ(stream.state(), whole.h_n);
+}
+
+// Every weight vector of m moved to storage that starts off a cache line (glibc's blocks
+// start 16 bytes past one, but that is not promised): gru_forward then multiplies aligned
+// copies. `keep` holds the allocations tried on the way, so that each try gets a new place.
+void misalign_weights(GruModel& m, std::vector<std::vector<float>>& keep) {
+  for (GruCell& c : m.cells)
+    for (std::vector<float>* v : {&c.W, &c.R}) {
+      for (int tries = 0; reinterpret_cast<std::uintptr_t>(v->data()) % 64 == 0; ++tries) {
+        ASSERT_LT(tries, 64) << "no misaligned block from the allocator";
+        keep.emplace_back(4);  // moves the next block along
+        keep.push_back(*v);
+        std::swap(*v, keep.back());
+      }
+    }
+}
+
+// Long enough (T * B >= AlignedWeights::kMinRows) that gru_forward multiplies aligned
+// copies of W and R while the stream reads the model's own: the bits are the same. A tap
+// that runs a second model's forward in the middle (its own copies, of the same sizes)
+// changes neither result: the copies nest.
+TEST(GruForward, AlignedWeightCopiesGiveTheModelsBitsAndNest) {
+  std::vector<std::vector<float>> keep;
+  GruModel m = random_model(16, 32, 2, false, 31), other = random_model(16, 32, 2, false, 32);
+  misalign_weights(m, keep);
+  misalign_weights(other, keep);
+  const int64_t T = 12, B = 2, C = 16, H = 32;
+  static_assert(T * B >= gru_float::AlignedWeights::kMinRows);
+  const std::vector<float> x = random_values(sz(T * B * C), 33, 2.0f);
+  const GruOutput whole = gru_forward(m, x.data(), {T, B, C});
+  const GruOutput other_alone = gru_forward(other, x.data(), {T, B, C});
+
+  GruStream stream(m, B);
+  for (int64_t t = 0; t < T; ++t) {
+    const std::vector<float> h = stream.step(x.data() + t * B * C);
+    ASSERT_EQ(h, std::vector<float>(whole.y.begin() + t * B * H, whole.y.begin() + (t + 1) * B * H)) << t;
+  }
+
+  GruOutput nested;
+  GruTap tap;
+  tap.on_value = [&](int layer, int, int64_t t, GruOp op, const float*, const Shape&) {
+    if (layer == 1 && t == T / 2 && op == GruOp::H) nested = gru_forward(other, x.data(), {T, B, C});
+  };
+  GruRunOptions opt;
+  opt.tap = &tap;
+  const GruOutput tapped = gru_forward(m, x.data(), {T, B, C}, opt);
+  EXPECT_EQ(tapped.y, whole.y);
+  EXPECT_EQ(tapped.h_n, whole.h_n);
+  EXPECT_EQ(nested.y, other_alone.y);
+}
+
+TEST(GruForwardAlignedWeights, CopiesOnlyWhereItPays) {
+  std::vector<std::vector<float>> keep;
+  GruModel m = random_model(16, 32, 1, false, 41);
+  misalign_weights(m, keep);
+  const std::vector<float>& r = m.cells[0].R;
+  {
+    const gru_float::AlignedWeights few(r, gru_float::AlignedWeights::kMinRows - 1);
+    EXPECT_EQ(few.data(), r.data());  // too few rows to repay a copy
+  }
+  const gru_float::AlignedWeights a(r, 100), b(r, 100);
+  for (const gru_float::AlignedWeights* w : {&a, &b}) {
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(w->data()) % 64, 0u);
+    EXPECT_TRUE(std::equal(r.begin(), r.end(), w->data()));
+  }
+  EXPECT_NE(a.data(), b.data());  // both alive: each has its own storage
 }
 
 TEST(GruStream, RefusesWhatItCannotRun) {
