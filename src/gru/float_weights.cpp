@@ -21,7 +21,7 @@ thread_local Pool pool_of_thread;
 
 }  // namespace
 
-AlignedWeights::AlignedWeights(const std::vector<float>& v, int64_t rows) : data_(v.data()) {
+AlignedWeights::AlignedWeights(std::span<const float> v, int64_t rows) : data_(v.data()) {
   if (rows < kMinRows || reinterpret_cast<std::uintptr_t>(v.data()) % 64 == 0) return;
   Pool& pool = cpu::thread_address(pool_of_thread);
   if (pool.depth == pool.buffers.size()) pool.buffers.emplace_back();

@@ -7,7 +7,7 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <span>
 
 namespace fixq::gru_float {
 
@@ -20,7 +20,7 @@ namespace fixq::gru_float {
 class AlignedWeights {
  public:
   static constexpr int64_t kMinRows = 16;
-  AlignedWeights(const std::vector<float>& v, int64_t rows);
+  AlignedWeights(std::span<const float> v, int64_t rows);
   ~AlignedWeights();
   AlignedWeights(const AlignedWeights&) = delete;
   AlignedWeights& operator=(const AlignedWeights&) = delete;
