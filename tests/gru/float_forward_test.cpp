@@ -8,16 +8,16 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <span>
 #include <limits>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cpu/aligned_vector.h"
 #include "fixq/gru.h"
 #include "gru/float_math.h"
 #include "gru/float_test_util.h"
-#include "cpu/aligned_vector.h"
 #include "gru/float_weights.h"
 #include "io/npy_test_util.h"
 
@@ -104,9 +104,10 @@ TEST(GruForward, AlignedWeightCopiesGiveTheModelsBits) {
 TEST(GruForwardAlignedWeights, CopiesOnlyWhereItPaysAndNests) {
   using gru_float::AlignedWeights;
   const std::vector<float> a = random_values(1000, 41), b = random_values(1000, 42), c = random_values(1000, 43);
-  cpu::AlignedVector<float> storage(3 * 1004);
+  cpu::AlignedVector<float> storage(3 * 1024);
   auto misaligned = [&](const std::vector<float>& v, int slot) {
-    float* p = storage.data() + slot * 1004 + 4;  // 16 bytes past a 64-byte boundary
+    float* p = storage.data() + slot * 1024 + 4;  // 16 bytes past a 64-byte boundary
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 16u);
     std::copy(v.begin(), v.end(), p);
     return std::span<const float>(p, v.size());
   };
@@ -122,12 +123,15 @@ TEST(GruForwardAlignedWeights, CopiesOnlyWhereItPaysAndNests) {
   }
   const AlignedWeights outer(sa, 100);
   EXPECT_TRUE(holds(outer, a));
+  const float* inner_storage = nullptr;
   {
     const AlignedWeights inner(sb, 100);
     EXPECT_TRUE(holds(inner, b));
     EXPECT_TRUE(holds(outer, a));  // both alive: each has its own storage
+    inner_storage = inner.data();
   }
-  const AlignedWeights next(sc, 100);  // takes the inner one's storage again
+  const AlignedWeights next(sc, 100);
+  EXPECT_EQ(next.data(), inner_storage);  // the inner one's storage again: no new pages
   EXPECT_TRUE(holds(next, c));
   EXPECT_TRUE(holds(outer, a));
 }
