@@ -17,9 +17,20 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   set(FIXQ_ISA_WARNING_FIXES -Wno-maybe-uninitialized -Wno-uninitialized)
 endif()
 
-# The family suffix of a source file name (avx2, avx512, avx512vbmi, avx512bf16), or "".
+# The families are the FIXQ_ISA_FLAGS_<family> variables above: a new family is one more
+# such line (and its files), nothing else in the build.
+get_cmake_property(fixq_all_variables VARIABLES)
+set(FIXQ_ISA_FAMILIES)
+foreach(v IN LISTS fixq_all_variables)
+  if(v MATCHES "^FIXQ_ISA_FLAGS_(.+)$")
+    list(APPEND FIXQ_ISA_FAMILIES ${CMAKE_MATCH_1})
+  endif()
+endforeach()
+list(JOIN FIXQ_ISA_FAMILIES "|" fixq_isa_alternatives)
+
+# The family suffix of a source file name (avx2, avx512, avx512vbmi, ...), or "".
 function(fixq_isa_of src out)
-  if(src MATCHES "_(avx2|avx512|avx512vbmi|avx512bf16)\\.cpp$")
+  if(src MATCHES "_(${fixq_isa_alternatives})\\.cpp$")
     set(${out} ${CMAKE_MATCH_1} PARENT_SCOPE)
   else()
     set(${out} "" PARENT_SCOPE)

@@ -15,6 +15,7 @@
 #include "compare/timing.h"
 #include "fixq/bf16.h"
 #include "fixq/cpu.h"
+#include "fixq/kernels.h"
 #include "fixq/error.h"
 #if FIXQ_PEER_ONEDNN
 #include "peers/onednn.h"

@@ -10,6 +10,7 @@
 #include "compare/peak.h"
 #include "compare/timing.h"
 #include "fixq/cpu.h"
+#include "fixq/kernels.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
 #if FIXQ_PEER_ONEDNN

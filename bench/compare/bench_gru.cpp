@@ -20,6 +20,7 @@
 #include "compare/compare.h"
 #include "compare/timing.h"
 #include "fixq/cpu.h"
+#include "fixq/kernels.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
 #include "fixq/gru.h"

@@ -17,7 +17,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace fixq {
 
@@ -69,14 +68,15 @@ std::optional<Isa> forced_isa();
 // default). Throws if the CPU lacks the family.
 void set_isa_override(std::optional<Isa> isa);
 
-// The kernel family each operation runs now, e.g. {"gemm u8/s8", "avx512"}: what `fixq
-// info` and the bench headers print.
+// One operation's kernel, as the module that runs it reports it (fixq/kernels.h gathers
+// them), e.g. {"gemm u8 x s8", "avx512 vpdpbusd u8 x s8, 6 x 64", Isa::Avx512}: the
+// kernel's name, and the instruction-set family it belongs to (for an operation whose
+// kernels come from several families, as the GGUF formats', the one most of them use; the
+// kernel string then names the others).
 struct KernelChoice {
   std::string operation;
   std::string kernel;
+  Isa family = Isa::Scalar;
 };
-std::vector<KernelChoice> active_kernels();
-// The kernel of one operation of active_kernels(); throws fixq::Error for an unknown one.
-std::string active_kernel(std::string_view operation);
 
 }  // namespace fixq

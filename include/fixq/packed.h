@@ -103,9 +103,9 @@ class PackedWeights {
 //   |y[n] - sum_k a[k, n]| <= gamma(group_size + G + 1) · sum_k |a[k, n]|,
 // while dequantize-then-float-GEMM (w rounded once, K products summed in float32)
 // satisfies |y_ref[n] - sum_k a[k, n]| <= gamma(K + 1) · sum_k |a[k, n]|, so the two
-// agree within the sum of both bounds. The scalar and AVX-512 kernels give identical bits
-// (each product and sum rounded separately, in that order); the AVX2 kernel fuses each
-// multiply-add (FMA), which only removes roundings. NaN and infinities in x propagate as
+// agree within the sum of both bounds. Every instruction set's kernel gives the scalar
+// kernel's bits (each product and sum rounded separately, in that order). NaN and
+// infinities in x propagate as
 // IEEE arithmetic does. Throws fixq::Error for m < 0 or null pointers.
 void weight_only_matmul(const float* x, int64_t m, const PackedWeights& w, float* y);
 

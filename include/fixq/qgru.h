@@ -141,6 +141,9 @@ class ActivationLut {
   std::span<const int32_t> table() const { return table_; }
 
  private:
+  // An empty table with the input's qmin and the output's range, the parameters checked.
+  static ActivationLut with_ranges(const QuantParams& in, const QuantParams& out);
+
   int32_t qmin_ = 0;
   int shift_ = 0;      // 0: direct table; else interpolation step 2^shift inputs
   int frac_bits_ = 0;  // fractional bits of interpolated entries

@@ -3,7 +3,6 @@
 
 #include "fixq/arith.h"
 #include "fixq/error.h"
-#include "arith/int128.h"
 
 namespace fixq {
 
@@ -53,37 +52,6 @@ FixedPointScale FixedPointScale::pow2(int n) {
 }
 
 double FixedPointScale::real() const { return std::ldexp(static_cast<double>(m), -shift); }
-
-namespace {
-
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
-
-// Round-half-up of p / 2^n for a 128-bit p and n >= 1: floor(p / 2^n) plus bit n-1.
-int64_t rounding_shift_right_half_up_128(detail::int128 p, int n) {
-  detail::int128 r;
-  if (n >= 127) {
-    r = 0;  // |p| <= 2^63 * 2^31 = 2^94, so |p / 2^n| < 1/2 (and the shifts stay defined)
-  } else {
-    r = (p >> n) + ((p >> (n - 1)) & 1);
-  }
-  if (r > kInt64Max) return kInt64Max;
-  if (r < kInt64Min) return kInt64Min;
-  return static_cast<int64_t>(r);
-}
-
-}  // namespace
-
-int64_t FixedPointScale::apply(int64_t x) const {
-  int64_t p = 0;
-  const bool overflow = __builtin_mul_overflow(x, static_cast<int64_t>(m), &p);
-  if (shift <= 0) {
-    if (overflow) return (x < 0) != (m < 0) ? kInt64Min : kInt64Max;
-    return saturating_shift_left(p, -shift);
-  }
-  if (!overflow) return rounding_shift_right_half_up(p, shift);
-  return rounding_shift_right_half_up_128(static_cast<detail::int128>(x) * m, shift);
-}
 
 std::string to_string(ScaleKind kind) { return kind == ScaleKind::PowerOfTwo ? "pow2" : "multiplier"; }
 

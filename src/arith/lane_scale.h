@@ -6,7 +6,7 @@
 // result. lane_form() / wide_product_form() choose the form from the interval, or refuse.
 //
 // The scalar functions here are the definition of each lane form, operation for operation;
-// lanes_avx2.h and lanes_avx512.h implement the same names on vectors (as gemmlowp's
+// lane_scale_lanes.h implements the same names on any family's vectors (as gemmlowp's
 // fixedpoint.h and its SIMD siblings), and the tests hold all three to apply().
 #pragma once
 

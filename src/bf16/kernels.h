@@ -25,14 +25,15 @@ struct Bf16Kernels {
   Gemm gemm;
 };
 
-// Each family's table, in its own file; *_emulated only in the tests' SIMDe build.
-namespace scalar { extern const Bf16Kernels kBf16; }
-namespace avx2 { extern const Bf16Kernels kBf16; }
-namespace avx512bf16 { extern const Bf16Kernels kBf16; }
-namespace avx512bf16_emulated { extern const Bf16Kernels kBf16; }
+// Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
+FIXQ_DECLARE_KERNEL_TABLES(Bf16Kernels, kBf16)
 
-// Best first, one entry per family (registry.cpp).
+// The tables of the families that bring kernels (registry.cpp).
 cpu_detail::KernelRegistry<Bf16Kernels>& registry();
+// This module's rows of fixq::active_kernels(): the kernel each operation runs now, picked
+// as the operations pick it (registry.cpp).
+std::vector<KernelChoice> report_kernels();
+
 
 // Pair p of a row of k bf16 values: element 2p in the low half, 2p + 1 (or +0 past k) in
 // the high half: the dword vdpbf16ps reads.

@@ -161,7 +161,6 @@ void gemm(const uint16_t* a, int64_t m, int64_t lda, const uint32_t* packed, int
 
 }  // namespace
 
-extern const Bf16Kernels kBf16;
-const Bf16Kernels kBf16{dot, gemm};
+FIXQ_KERNEL_TABLE(Bf16Kernels, kBf16, Isa::Avx2){dot, gemm};
 
 }  // namespace fixq::bf16_detail::avx2

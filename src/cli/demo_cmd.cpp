@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "compare/timing.h"
 #include "fixq/cpu.h"
+#include "fixq/kernels.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
 #include "fixq/gru_ptq.h"

@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "fixq/cpu.h"
+#include "fixq/kernels.h"
 
 namespace fixq::cli {
 

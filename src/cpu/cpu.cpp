@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <iterator>
+#include <string>
 
 #include "cpu/registry.h"
 #include "fixq/error.h"
@@ -50,35 +52,49 @@ FeatureMask detect() {
 
 }  // namespace
 
+namespace {
+
+// Every family: its name and the features its kernels need (each family's features include
+// those of every family it extends, which is how the registries order their lists).
+struct Family {
+  Isa isa;
+  const char* name;
+  FeatureMask features;
+};
+constexpr Family kFamilies[] = {
+    {Isa::Scalar, "scalar", 0},
+    {Isa::Avx2, "avx2", kFeatureAvx2},
+    {Isa::Avx512, "avx512", kFeatureAvx2 | kFeatureAvx512},
+    {Isa::Avx512Vbmi, "avx512vbmi", kFeatureAvx2 | kFeatureAvx512 | kFeatureVbmi},
+    {Isa::Avx512Bf16, "avx512bf16", kFeatureAvx2 | kFeatureAvx512 | kFeatureBf16},
+};
+static_assert(std::size(kFamilies) == kAllIsas.size(), "one row per Isa");
+
+const Family* family(Isa isa) {
+  for (const Family& f : kFamilies)
+    if (f.isa == isa) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
 std::string to_string(Isa isa) {
-  switch (isa) {
-    case Isa::Scalar: return "scalar";
-    case Isa::Avx2: return "avx2";
-    case Isa::Avx512: return "avx512";
-    case Isa::Avx512Vbmi: return "avx512vbmi";
-    case Isa::Avx512Bf16: return "avx512bf16";
-  }
-  return "unknown";
+  const Family* f = family(isa);
+  return f != nullptr ? f->name : "unknown";
 }
 
 Isa parse_isa(std::string_view name) {
   std::string known;
-  for (Isa isa : kAllIsas) {
-    if (name == to_string(isa)) return isa;
-    known += (known.empty() ? "" : ", ") + to_string(isa);
+  for (const Family& f : kFamilies) {
+    if (name == f.name) return f.isa;
+    known += (known.empty() ? "" : ", ") + std::string(f.name);
   }
   fail("unknown instruction set '", name, "': expected one of ", known);
 }
 
 FeatureMask isa_features(Isa isa) {
-  switch (isa) {
-    case Isa::Scalar: return 0;
-    case Isa::Avx2: return kFeatureAvx2;
-    case Isa::Avx512: return kFeatureAvx2 | kFeatureAvx512;
-    case Isa::Avx512Vbmi: return kFeatureAvx2 | kFeatureAvx512 | kFeatureVbmi;
-    case Isa::Avx512Bf16: return kFeatureAvx2 | kFeatureAvx512 | kFeatureBf16;
-  }
-  return ~FeatureMask{0};
+  const Family* f = family(isa);
+  return f != nullptr ? f->features : ~FeatureMask{0};
 }
 
 FeatureMask cpu_features() {

@@ -1,24 +1,73 @@
 // Private: the one dispatch mechanism every module uses.
 //
 // Each instruction-set family defines its kernels as one table (a struct of function
-// pointers and constants) in its own file. A module lists its tables best first, one entry
-// per family of kAllIsas, in one KernelRegistry; pick() returns, for one operation, the
-// first entry that the active features allow (fixq/cpu.h) and that provides it. A family
-// may leave an operation null, or give no table at all: it then inherits the next entry's
-// kernel (as ruy's RUY_INHERIT_KERNEL). Adding a family is a new file per module plus one
-// line in each module's list.
+// pointers and constants) in its own file, with FIXQ_KERNEL_TABLE. A module lists the
+// tables of the families that bring kernels in one KernelRegistry, in any order: the
+// registry puts them best first, a family before every family whose features are a subset
+// of its own (fixq/cpu.h: isa_features). pick() returns, for one operation, the first entry
+// that the active features allow and that provides it. A family may leave an operation
+// null, or bring no table at all: the operation then falls back, by features, to the best
+// family below it that has one (as ruy's RUY_INHERIT_KERNEL). Adding a family is new files
+// per module plus one line in each module's list that gains kernels.
 //
-// Tests also install a second copy of each AVX-512 family's table, the same source compiled
-// against SIMDe (src/cpu/x86.h); with emulation on, pick() prefers those copies, and a
-// family the CPU lacks runs through them instead of being skipped.
+// Tests also compile each AVX-512 family's tables a second time against SIMDe
+// (src/cpu/x86.h); those copies are installed into the same registries, and with emulation
+// on pick() prefers them, so a family the CPU lacks runs through them instead of being
+// skipped.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <initializer_list>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "fixq/cpu.h"
+
+// Every family's namespace: a new family adds its name here (and to fixq/cpu.h's Isa),
+// nowhere else in the modules' headers.
+#define FIXQ_FOR_EACH_FAMILY(X, ...) \
+  X(scalar, __VA_ARGS__) X(avx2, __VA_ARGS__) X(avx512, __VA_ARGS__) X(avx512vbmi, __VA_ARGS__) X(avx512bf16, __VA_ARGS__)
+
+// Declares a module's table `name` of type `Type` in the namespace of every family, so that
+// the module's registry can name the tables of the families that bring some; a family
+// without a file is declared and never named.
+#define FIXQ_DECLARE_FAMILY_TABLE_(family, Type, name) \
+  namespace family {                                   \
+  extern const Type name;                              \
+  }
+#define FIXQ_DECLARE_KERNEL_TABLES(Type, name) FIXQ_FOR_EACH_FAMILY(FIXQ_DECLARE_FAMILY_TABLE_, Type, name)
+
+#if defined(FIXQ_EMULATE_X86)
+#define FIXQ_TABLE_IS_EMULATED_ true
+#else
+#define FIXQ_TABLE_IS_EMULATED_ false
+#endif
+
+// Defines the kernel table `name` (of type Type, family `isa`) in a family file, inside the
+// file's FIXQ_KERNEL_NS namespace, followed by its initializer:
+//   FIXQ_KERNEL_TABLE(GemmKernels, kGemm, Isa::Avx2){&kPairs, ...};
+// It also records the table in the census (below), so that the tests can check that the
+// module's registry lists it and install its SIMDe copy. `registry()` is the module's.
+#define FIXQ_KERNEL_TABLE(Type, name, isa)                                                                  \
+  extern const Type name;                                                                                  \
+  namespace {                                                                                              \
+  [[maybe_unused]] const ::fixq::cpu_detail::TableRecorder name##_census{                                  \
+      ::fixq::cpu_detail::TableRecord::of(registry(), isa, FIXQ_TABLE_IS_EMULATED_, &name)};              \
+  }                                                                                                        \
+  const Type name
+
+// Defines the module's registry(): its name and the tables of the families that bring
+// kernels, one {Isa, &family::table} per family, in any order.
+#define FIXQ_KERNEL_REGISTRY(Type, module, ...)                                  \
+  ::fixq::cpu_detail::KernelRegistry<Type>& registry() {                        \
+    static ::fixq::cpu_detail::KernelRegistry<Type> r(module, {__VA_ARGS__});   \
+    return r;                                                                    \
+  }
 
 namespace fixq::cpu_detail {
 
@@ -39,41 +88,43 @@ class KernelRegistry {
  public:
   struct Entry {
     Isa isa;
-    const Table* table;  // null: every kernel inherited from the next entry
+    const Table* table;
   };
 
-  // best_first: one entry per family of kAllIsas, the scalar table last (it must provide
-  // every operation). A list that misses a family is caught by has_entry() in the tests.
-  constexpr KernelRegistry(const char* module, std::initializer_list<Entry> best_first) : module_(module) {
-    for (const Entry& e : best_first) {
-      if (count_ < slots_.size()) slots_[count_++] = Slot{e.isa, e.table, nullptr};
+  // The families that bring kernels, each once, in any order; the scalar table (where the
+  // module has one) provides every operation.
+  KernelRegistry(const char* module, std::initializer_list<Entry> families) : module_(module) {
+    for (const Entry& e : families) {
+      if (e.table == nullptr || count_ == slots_.size() || has_family(e.isa)) std::abort();  // a malformed list
+      slots_[count_++] = Slot{e.isa, e.table, nullptr};
     }
+    // Best first: more features before fewer. Every family's features include those of
+    // each family it extends (fixq/cpu.h), so a family precedes all it could fall back to;
+    // families of equal count (avx512vbmi, avx512bf16) are never both allowed by a
+    // narrower override and keep the list's order.
+    std::stable_sort(slots_.begin(), slots_.begin() + static_cast<std::ptrdiff_t>(count_), [](const Slot& a, const Slot& b) {
+      return std::popcount(isa_features(a.isa)) > std::popcount(isa_features(b.isa));
+    });
   }
 
   const char* module() const { return module_; }
 
-  bool has_entry(Isa isa) const {
-    for (std::size_t i = 0; i < count_; ++i)
-      if (slots_[i].isa == isa) return true;
-    return false;
-  }
-
-  // The table a family contributes natively (null if it inherits everything).
+  // The table a family contributes natively (null if it brings none).
   const Table* native(Isa isa) const {
-    for (std::size_t i = 0; i < count_; ++i)
-      if (slots_[i].isa == isa) return slots_[i].native;
-    return nullptr;
+    const Slot* s = slot(isa);
+    return s != nullptr ? s->native : nullptr;
   }
 
-  // Installs the emulated copy of a family's table (tests only, before any kernel runs).
-  void install_emulated(Isa isa, const Table* table) {
-    for (std::size_t i = 0; i < count_; ++i)
-      if (slots_[i].isa == isa) slots_[i].emulated = table;
+  // Installs the emulated copy of a listed family's table (tests only, before any kernel
+  // runs); false when the family is not listed.
+  bool install_emulated(Isa isa, const Table* table) {
+    Slot* s = slot(isa);
+    if (s != nullptr) s->emulated = table;
+    return s != nullptr;
   }
   bool has_emulated(Isa isa) const {
-    for (std::size_t i = 0; i < count_; ++i)
-      if (slots_[i].isa == isa) return slots_[i].emulated != nullptr;
-    return false;
+    const Slot* s = slot(isa);
+    return s != nullptr && s->emulated != nullptr;
   }
 
   // The first kernel get(table) that is not null, over the entries the active features
@@ -88,8 +139,12 @@ class KernelRegistry {
       if ((need & ~allowed) != 0) continue;
       const Table* t = emulate && s.emulated != nullptr ? s.emulated : ((need & ~cpu) == 0 ? s.native : nullptr);
       if (t == nullptr) continue;
-      if (auto k = get(*t)) return {k, s.isa};
+      if (auto k = get(*t)) {
+        last_picked_.store(static_cast<int>(s.isa), std::memory_order_relaxed);
+        return {k, s.isa};
+      }
     }
+    last_picked_.store(static_cast<int>(Isa::Scalar), std::memory_order_relaxed);
     return {nullptr, Isa::Scalar};
   }
 
@@ -101,15 +156,74 @@ class KernelRegistry {
     return p;
   }
 
+  // The family of the kernel find() returned last, Isa::Scalar when it found none (a trace
+  // for the tests, which hold a module's report of its kernel to the kernel that actually
+  // ran); -1 before any.
+  int last_picked() const { return last_picked_.load(std::memory_order_relaxed); }
+
  private:
   struct Slot {
     Isa isa = Isa::Scalar;
     const Table* native = nullptr;
     const Table* emulated = nullptr;
   };
+  bool has_family(Isa isa) const { return slot(isa) != nullptr; }
+  const Slot* slot(Isa isa) const {
+    for (std::size_t i = 0; i < count_; ++i)
+      if (slots_[i].isa == isa) return &slots_[i];
+    return nullptr;
+  }
+  Slot* slot(Isa isa) { return const_cast<Slot*>(std::as_const(*this).slot(isa)); }
+
   const char* module_;
   std::array<Slot, kAllIsas.size()> slots_{};
   std::size_t count_ = 0;
+  mutable std::atomic<int> last_picked_{-1};
 };
+
+// The row of fixq::active_kernels() for an operation whose kernel is get(table): the
+// family of the kernel pick() returns, which is the one the operation runs.
+template <class Table, class Get>
+KernelChoice choice(const char* operation, const KernelRegistry<Table>& r, Get get) {
+  const Isa isa = r.pick(get).isa;
+  return {operation, to_string(isa), isa};
+}
+
+// The census of kernel tables: every FIXQ_KERNEL_TABLE whose object file is linked records
+// itself here before main. Dispatch never reads it (a static library drops the files no
+// registry names); the tests link every object and hold the registries to it: each native
+// table must be listed, each SIMDe copy is installed from it.
+struct TableRecord {
+  void* registry;  // the module's KernelRegistry<Table>
+  const char* module;
+  Isa isa;
+  bool emulated;
+  const void* table;
+  bool (*listed)(const TableRecord&);  // the registry lists this native table for its family
+  bool (*install)(const TableRecord&);  // installs this SIMDe copy (false: family not listed)
+
+  template <class Table>
+  static TableRecord of(KernelRegistry<Table>& r, Isa isa, bool emulated, const Table* table) {
+    return {&r,
+            r.module(),
+            isa,
+            emulated,
+            table,
+            [](const TableRecord& t) {
+              return static_cast<const KernelRegistry<Table>*>(t.registry)->native(t.isa) == t.table;
+            },
+            [](const TableRecord& t) {
+              return static_cast<KernelRegistry<Table>*>(t.registry)->install_emulated(
+                  t.isa, static_cast<const Table*>(t.table));
+            }};
+  }
+};
+
+struct TableRecorder {
+  explicit TableRecorder(const TableRecord& r);
+};
+
+// Every table recorded so far.
+const std::vector<TableRecord>& recorded_tables();
 
 }  // namespace fixq::cpu_detail

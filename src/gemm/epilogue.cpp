@@ -7,6 +7,7 @@
 #include "fixq/error.h"
 #include "fixq/gemm.h"
 #include "gemm/driver.h"
+#include "gemm/epilogue_formulas.h"
 #include "gemm/kernels.h"
 
 namespace fixq {
@@ -26,9 +27,7 @@ T pick(std::span<const T> v, int64_t i) {
   return v.size() == 1 ? v[0] : v[static_cast<size_t>(i)];
 }
 
-int64_t zero_point_term(std::span<const int32_t> azp, int64_t m, int64_t colsum) {
-  return azp.empty() ? 0 : int64_t{pick(azp, m)} * colsum;
-}
+int32_t zero_point(std::span<const int32_t> azp, int64_t m) { return azp.empty() ? 0 : pick(azp, m); }
 
 // Runs the exact accumulation into a scratch matrix of the narrowest safe type and hands
 // each row to f(m, row).
@@ -61,12 +60,12 @@ void gemm_f32(const MatrixView& a, const PackedB& b, const DequantEpilogue& e, f
   const std::span<const int64_t> colsum = b.colsum();
   with_accumulators(a, b, [&](int64_t m, const auto* acc) {
     const float sa = pick(e.scale_a, m);
+    const int32_t azp = zero_point(e.azp, m);
     float* out = d + m * ldd;
     for (int64_t n = 0; n < b.n(); ++n) {
-      const int64_t v = int64_t{acc[n]} - zero_point_term(e.azp, m, colsum[static_cast<size_t>(n)]);
-      float r = (static_cast<float>(v) * pick(e.scale_b, n)) * sa;
-      if (!e.bias.empty()) r = r + e.bias[static_cast<size_t>(n)];
-      out[n] = r;
+      const int64_t v = gemm_detail::compensated(acc[n], azp, colsum[static_cast<size_t>(n)]);
+      out[n] = e.bias.empty() ? gemm_detail::dequant_element(v, sa, pick(e.scale_b, n))
+                              : gemm_detail::dequant_element_bias(v, sa, pick(e.scale_b, n), e.bias[static_cast<size_t>(n)]);
     }
   });
 }
@@ -86,10 +85,11 @@ void gemm_requant(const MatrixView& a, const PackedB& b, const RequantEpilogue& 
   const IntRange clamp{e.out_min, e.out_max};
   const std::span<const int64_t> colsum = b.colsum();
   with_accumulators(a, b, [&](int64_t m, const auto* acc) {
+    const int32_t azp = zero_point(e.azp, m);
     for (int64_t n = 0; n < b.n(); ++n) {
-      int64_t v = int64_t{acc[n]} - zero_point_term(e.azp, m, colsum[static_cast<size_t>(n)]);
-      if (!e.bias.empty()) v += e.bias[static_cast<size_t>(n)];
-      const int32_t y = requantize(v, pick(e.scale, n), e.zp_out, clamp);
+      const int64_t v = gemm_detail::compensated(acc[n], azp, colsum[static_cast<size_t>(n)]);
+      const int32_t bias = e.bias.empty() ? 0 : e.bias[static_cast<size_t>(n)];
+      const int32_t y = gemm_detail::requant_element(v, bias, pick(e.scale, n), e.zp_out, clamp);
       switch (e.out_type) {
         case IntType::U8: static_cast<uint8_t*>(out)[m * ldo + n] = static_cast<uint8_t>(y); break;
         case IntType::S8: static_cast<int8_t*>(out)[m * ldo + n] = static_cast<int8_t>(y); break;

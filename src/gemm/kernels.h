@@ -108,11 +108,17 @@ struct GemmKernels {
   const MicroKernel* x8s16;  // u8 or s8 A, s16 B
 };
 
-// Best first, one entry per family (registry.cpp).
+// Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
+FIXQ_DECLARE_KERNEL_TABLES(GemmKernels, kGemm)
+// The tables of the families that bring kernels (registry.cpp).
 cpu_detail::KernelRegistry<GemmKernels>& registry();
 
 // The micro-kernel the active features select for these operand types.
 cpu_detail::Picked<const MicroKernel*> pick_kernel(IntType a, IntType b);
+// This module's rows of fixq::active_kernels(): the kernel each operation runs now, picked
+// as the operations pick it (registry.cpp).
+std::vector<KernelChoice> report_kernels();
+
 
 // The scalar micro-kernel: any format, the reference every family's kernels must match.
 void tile_scalar(const MicroKernel& layout, const TileArgs& t);
@@ -136,13 +142,4 @@ int64_t max_block_groups(IntType a, IntType b, int kr);
 bool fits_int32(IntType a, const PackedB& b);
 int64_t max_abs(IntType t);
 
-}  // namespace fixq::gemm_detail
-
-// Each family's table, defined in its own file (kernels_<family>.cpp); the *_emulated
-// ones exist only in the tests' SIMDe build (src/cpu/x86.h).
-namespace fixq::gemm_detail {
-namespace scalar { extern const GemmKernels kGemm; }
-namespace avx2 { extern const GemmKernels kGemm; }
-namespace avx512 { extern const GemmKernels kGemm; }
-namespace avx512_emulated { extern const GemmKernels kGemm; }
 }  // namespace fixq::gemm_detail

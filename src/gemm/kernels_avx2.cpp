@@ -111,7 +111,6 @@ constexpr MicroKernel kSign{"avx2 vpmaddubsw sign trick s8 x s8, 2 x 32", 2, APa
 
 }  // namespace
 
-extern const GemmKernels kGemm;
-const GemmKernels kGemm{&kPairsB8, &kSign, &kPairsB8, &kPairsB16};
+FIXQ_KERNEL_TABLE(GemmKernels, kGemm, Isa::Avx2){&kPairsB8, &kSign, &kPairsB8, &kPairsB16};
 
 }  // namespace fixq::gemm_detail::FIXQ_KERNEL_NS(avx2)

@@ -278,7 +278,6 @@ constexpr MicroKernel kPairsB16{"avx512 vpdpwssd int16 pairs x s16, 6 x 64", kMr
 
 }  // namespace
 
-extern const GemmKernels kGemm;
-const GemmKernels kGemm{&kDot8, &kDot8, &kSplit16, &kPairsB16};
+FIXQ_KERNEL_TABLE(GemmKernels, kGemm, Isa::Avx512){&kDot8, &kDot8, &kSplit16, &kPairsB16};
 
 }  // namespace fixq::gemm_detail::FIXQ_KERNEL_NS(avx512)

@@ -74,8 +74,7 @@ void run_pairs16(const TileArgs& t) { tile_scalar(kScalarB16, t); }
 }  // namespace
 
 namespace scalar {
-extern const GemmKernels kGemm;
-const GemmKernels kGemm{&kScalarB8, &kScalarB8, &kScalarB8, &kScalarB16};
+FIXQ_KERNEL_TABLE(GemmKernels, kGemm, Isa::Scalar){&kScalarB8, &kScalarB8, &kScalarB8, &kScalarB16};
 }  // namespace scalar
 
 }  // namespace fixq::gemm_detail

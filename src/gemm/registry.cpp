@@ -1,18 +1,10 @@
-// The GEMM's kernel list, best first: one line per instruction-set family.
+// The GEMM's kernel list: one entry per instruction-set family that brings kernels.
 #include "gemm/kernels.h"
 
 namespace fixq::gemm_detail {
 
-cpu_detail::KernelRegistry<GemmKernels>& registry() {
-  static cpu_detail::KernelRegistry<GemmKernels> r("gemm", {
-                                                               {Isa::Avx512Bf16, nullptr},  // as avx512
-                                                               {Isa::Avx512Vbmi, nullptr},  // as avx512
-                                                               {Isa::Avx512, &avx512::kGemm},
-                                                               {Isa::Avx2, &avx2::kGemm},
-                                                               {Isa::Scalar, &scalar::kGemm},
-                                                           });
-  return r;
-}
+FIXQ_KERNEL_REGISTRY(GemmKernels, "gemm", {Isa::Avx512, &avx512::kGemm}, {Isa::Avx2, &avx2::kGemm},
+                     {Isa::Scalar, &scalar::kGemm})
 
 cpu_detail::Picked<const MicroKernel*> pick_kernel(IntType a, IntType b) {
   const auto& r = registry();
@@ -23,6 +15,20 @@ cpu_detail::Picked<const MicroKernel*> pick_kernel(IntType a, IntType b) {
     case IntType::S16: break;
   }
   return r.pick([](const GemmKernels& k) { return k.s16s8; });
+}
+
+std::vector<KernelChoice> report_kernels() {
+  struct Op {
+    const char* name;
+    IntType a, b;
+  };
+  std::vector<KernelChoice> v;
+  for (const Op& op : {Op{"gemm u8 x s8", IntType::U8, IntType::S8}, Op{"gemm s8 x s8", IntType::S8, IntType::S8},
+                       Op{"gemm s16 x s8", IntType::S16, IntType::S8}, Op{"gemm u8/s8 x s16", IntType::U8, IntType::S16}}) {
+    const auto k = pick_kernel(op.a, op.b);
+    v.push_back({op.name, k.kernel->name, k.isa});
+  }
+  return v;
 }
 
 }  // namespace fixq::gemm_detail

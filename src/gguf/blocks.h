@@ -189,6 +189,21 @@ static inline void store_block(std::byte* p, const Block& b) {
   std::memcpy(p, &b, sizeof b);
 }
 
+// The reference kernels' loops over whole blocks of Elements values: quantize(x, block)
+// fills each block from its values, dequantize(block, y) writes each block's values.
+template <class Block, int Elements, class F>
+static inline void quantize_blocks(const float* x, int64_t n_blocks, std::byte* out, F quantize) {
+  for (int64_t i = 0; i < n_blocks; ++i, x += Elements, out += sizeof(Block)) {
+    Block b;
+    quantize(x, b);
+    store_block(out, b);
+  }
+}
+template <class Block, int Elements, class F>
+static inline void dequantize_blocks(const std::byte* in, int64_t n_blocks, float* y, F dequantize) {
+  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(Block), y += Elements) dequantize(load_block<Block>(in), y);
+}
+
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K / Q5_K block (ggml's
 // get_scale_min_k4): j < 4 in the low 6 bits of bytes j and j + 4; j >= 4 as 4 low bits in
 // byte j + 4 and 2 high bits in the top of bytes j - 4 and j.

@@ -84,87 +84,66 @@ FIXQ_GGUF_INLINE __m512i minus_offset(__m512i sums, const Q8Blocks& p, int log2_
   return _mm512_sub_epi32(sums, _mm512_sll_epi32(_mm512_load_si512(p.sum), _mm_cvtsi32_si128(log2_off)));
 }
 
-struct Q4_0 {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockQ4_0);
-  static constexpr int kChunk = 16, kTerms = 1;
-  using Prepared = Q8Blocks;
-  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<false>(y, c, n, p); }
+// A format of 32-element blocks with one term each, against Q8_0 (or Q8_1 for the formats
+// with a min): 16 blocks per terms() call.
+template <class Block, bool kQ8_1>
+struct Q8Format : TermsFormat<Block, 16, 1, Q8Blocks> {
+  static void prepare(const std::byte* y, int64_t c, int64_t n, Q8Blocks* p) { prepare_q8<kQ8_1>(y, c, n, p); }
+  // The fp16 d of 16 blocks.
+  FIXQ_GGUF_INLINE __m512 d_lanes(const std::byte* x) {
+    return fp16_lanes_to_ps(gather_dwords(x + offsetof(Block, d), sizeof(Block)));
+  }
+  // The 64 nibble codes of blocks 2k and 2k + 1.
+  FIXQ_GGUF_INLINE __m512i nibbles(const std::byte* x, int k) {
+    const std::byte* b = x + 2 * k * sizeof(Block) + offsetof(Block, qs);
+    return nibbles_2x16(b, b + sizeof(Block));
+  }
+  // The 64 5-bit codes of Q5 blocks 2k and 2k + 1: the nibbles plus their fifth bits.
+  FIXQ_GGUF_INLINE __m512i five_bits(const std::byte* x, int k) {
+    const std::byte* qh = x + 2 * k * sizeof(Block) + offsetof(Block, qh);
+    const __m512i u = nibbles(x, k);
+    return _mm512_mask_add_epi8(u, q5_high_bits(qh, qh + sizeof(Block)), u, _mm512_set1_epi8(16));
+  }
+};
+
+struct Q4_0 : Q8Format<BlockQ4_0, false> {
   // sumf += (float(sumi) * dx) * dy
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
-    const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
-                                        const std::byte* b = x + 2 * k * kBlockBytes + offsetof(BlockQ4_0, qs);
-                                        return nibbles_2x16(b, b + kBlockBytes);
-                                      }),
-                                      p, 3);
-    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x + offsetof(BlockQ4_0, d), kBlockBytes));
-    return _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sumi), dx), _mm512_load_ps(p.d));
+    const __m512i sumi = minus_offset(dot_codes(p, [x](int k) { return nibbles(x, k); }), p, 3);
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sumi), d_lanes(x)), _mm512_load_ps(p.d));
   }
 };
 
-struct Q4_1 {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockQ4_1);
-  static constexpr int kChunk = 16, kTerms = 1;
-  using Prepared = Q8Blocks;
-  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<true>(y, c, n, p); }
-  // sumf += (dx * dy) * float(sumi) + mx * sy
+// sumf += (dx * dy) * float(sumi) + mx * sy
+template <class Block>
+FIXQ_GGUF_INLINE __m512 terms_with_min(const std::byte* x, const Q8Blocks& p, __m512i sumi) {
+  __m512 dx, mx;
+  fp16_pairs(x + offsetof(Block, d), sizeof(Block), &dx, &mx);
+  return _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(dx, _mm512_load_ps(p.d)), _mm512_cvtepi32_ps(sumi)),
+                       _mm512_mul_ps(mx, _mm512_load_ps(p.s)));
+}
+
+struct Q4_1 : Q8Format<BlockQ4_1, true> {
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
-    const __m512i sumi = dot_codes(p, [x](int k) {
-      const std::byte* b = x + 2 * k * kBlockBytes + offsetof(BlockQ4_1, qs);
-      return nibbles_2x16(b, b + kBlockBytes);
-    });
-    __m512 dx, mx;
-    fp16_pairs(x + offsetof(BlockQ4_1, d), kBlockBytes, &dx, &mx);
-    return _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(dx, _mm512_load_ps(p.d)), _mm512_cvtepi32_ps(sumi)),
-                         _mm512_mul_ps(mx, _mm512_load_ps(p.s)));
+    return terms_with_min<BlockQ4_1>(x, p, dot_codes(p, [x](int k) { return nibbles(x, k); }));
   }
 };
 
-struct Q5_0 {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockQ5_0);
-  static constexpr int kChunk = 16, kTerms = 1;
-  using Prepared = Q8Blocks;
-  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<false>(y, c, n, p); }
+struct Q5_0 : Q8Format<BlockQ5_0, false> {
   // sumf += (dx * dy) * float(sumi)
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
-    const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
-                                        const std::byte* b = x + 2 * k * kBlockBytes;
-                                        const std::byte* qs = b + offsetof(BlockQ5_0, qs);
-                                        const std::byte* qh = b + offsetof(BlockQ5_0, qh);
-                                        const __m512i u = nibbles_2x16(qs, qs + kBlockBytes);
-                                        return _mm512_mask_add_epi8(u, q5_high_bits(qh, qh + kBlockBytes), u,
-                                                                    _mm512_set1_epi8(16));
-                                      }),
-                                      p, 4);
-    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x + offsetof(BlockQ5_0, d), kBlockBytes));
-    return _mm512_mul_ps(_mm512_mul_ps(dx, _mm512_load_ps(p.d)), _mm512_cvtepi32_ps(sumi));
+    const __m512i sumi = minus_offset(dot_codes(p, [x](int k) { return five_bits(x, k); }), p, 4);
+    return _mm512_mul_ps(_mm512_mul_ps(d_lanes(x), _mm512_load_ps(p.d)), _mm512_cvtepi32_ps(sumi));
   }
 };
 
-struct Q5_1 {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockQ5_1);
-  static constexpr int kChunk = 16, kTerms = 1;
-  using Prepared = Q8Blocks;
-  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<true>(y, c, n, p); }
+struct Q5_1 : Q8Format<BlockQ5_1, true> {
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
-    const __m512i sumi = dot_codes(p, [x](int k) {
-      const std::byte* b = x + 2 * k * kBlockBytes;
-      const std::byte* qs = b + offsetof(BlockQ5_1, qs);
-      const std::byte* qh = b + offsetof(BlockQ5_1, qh);
-      const __m512i u = nibbles_2x16(qs, qs + kBlockBytes);
-      return _mm512_mask_add_epi8(u, q5_high_bits(qh, qh + kBlockBytes), u, _mm512_set1_epi8(16));
-    });
-    __m512 dx, mx;
-    fp16_pairs(x + offsetof(BlockQ5_1, d), kBlockBytes, &dx, &mx);
-    return _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(dx, _mm512_load_ps(p.d)), _mm512_cvtepi32_ps(sumi)),
-                         _mm512_mul_ps(mx, _mm512_load_ps(p.s)));
+    return terms_with_min<BlockQ5_1>(x, p, dot_codes(p, [x](int k) { return five_bits(x, k); }));
   }
 };
 
-struct Q8_0 {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockQ8_0);
-  static constexpr int kChunk = 16, kTerms = 1;
-  using Prepared = Q8Blocks;
-  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<false>(y, c, n, p); }
+struct Q8_0 : Q8Format<BlockQ8_0, false> {
   // sumf += float(sumi) * (dx * dy)
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
     const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
@@ -174,43 +153,32 @@ struct Q8_0 {
                                         return _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
                                       }),
                                       p, 7);
-    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x + offsetof(BlockQ8_0, d), kBlockBytes));
-    return _mm512_mul_ps(_mm512_cvtepi32_ps(sumi), _mm512_mul_ps(dx, _mm512_load_ps(p.d)));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(sumi), _mm512_mul_ps(d_lanes(x), _mm512_load_ps(p.d)));
   }
 };
 
-struct Iq4Nl {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockIq4Nl);
-  static constexpr int kChunk = 16, kTerms = 1;
-  using Prepared = Q8Blocks;
-  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<false>(y, c, n, p); }
-  // sumf += (dy * dx) * float(sumi)
-  FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
-    const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
-                                        const std::byte* b = x + 2 * k * kBlockBytes + offsetof(BlockIq4Nl, qs);
-                                        return lookup16(kIq4nlPlus128.b, nibbles_2x16(b, b + kBlockBytes));
-                                      }),
-                                      p, 7);
-    const __m512 dx = fp16_lanes_to_ps(gather_dwords(x + offsetof(BlockIq4Nl, d), kBlockBytes));
+// IQ4_NL and MXFP4: 4-bit indices into a 16-value table (plus 128, so that vpdpbusd
+// takes them unsigned), q4_0's nibble layout; sumf += (dy * dx) * float(sumi).
+template <class Block>
+struct TableFormat : Q8Format<Block, false> {
+  FIXQ_GGUF_INLINE __m512 table_terms(const std::byte* x, const Q8Blocks& p, const int8_t* plus128, __m512 dx) {
+    const __m512i sumi = minus_offset(
+        dot_codes(p, [x, plus128](int k) { return lookup16(plus128, Q8Format<Block, false>::nibbles(x, k)); }), p, 7);
     return _mm512_mul_ps(_mm512_mul_ps(_mm512_load_ps(p.d), dx), _mm512_cvtepi32_ps(sumi));
   }
 };
 
-struct Mxfp4 {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockMxfp4);
-  static constexpr int kChunk = 16, kTerms = 1;
-  using Prepared = Q8Blocks;
-  static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8<false>(y, c, n, p); }
-  // sumf += (dy * dx) * float(sumi), dx = 2^(e - 128)
+struct Iq4Nl : TableFormat<BlockIq4Nl> {
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
-    const __m512i sumi = minus_offset(dot_codes(p, [x](int k) {
-                                        const std::byte* b = x + 2 * k * kBlockBytes + offsetof(BlockMxfp4, qs);
-                                        return lookup16(kMxfp4Plus128.b, nibbles_2x16(b, b + kBlockBytes));
-                                      }),
-                                      p, 7);
+    return table_terms(x, p, kIq4nlPlus128.b, d_lanes(x));
+  }
+};
+
+struct Mxfp4 : TableFormat<BlockMxfp4> {
+  // dx = 2^(e - 128)
+  FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
     const __m512i e = _mm512_and_si512(gather_dwords(x + offsetof(BlockMxfp4, e), kBlockBytes), _mm512_set1_epi32(0xFF));
-    const __m512 dx = e8m0_half_lanes(e);
-    return _mm512_mul_ps(_mm512_mul_ps(_mm512_load_ps(p.d), dx), _mm512_cvtepi32_ps(sumi));
+    return table_terms(x, p, kMxfp4Plus128.b, e8m0_half_lanes(e));
   }
 };
 
@@ -222,10 +190,7 @@ struct Nvfp4Blocks {
   alignas(64) int32_t sum[16];  // sum of each sub-block's 16 quants
 };
 
-struct Nvfp4 {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockNvfp4);
-  static constexpr int kChunk = 4, kTerms = 4;
-  using Prepared = Nvfp4Blocks;
+struct Nvfp4 : TermsFormat<BlockNvfp4, 4, 4, Nvfp4Blocks> {
   static void prepare(const std::byte* y, int64_t chunk, int64_t blocks, Prepared* p) {
     y += static_cast<std::size_t>(chunk) * 8 * sizeof(BlockQ8_0);
     for (int b = 0; b < 8; ++b, y += sizeof(BlockQ8_0)) {
@@ -264,38 +229,13 @@ struct Nvfp4 {
 
 }  // namespace
 
-float dot_q4_0_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Q4_0>::dot(x, y, n); }
-float dot_q4_1_q8_1(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Q4_1>::dot(x, y, n); }
-float dot_q5_0_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Q5_0>::dot(x, y, n); }
-float dot_q5_1_q8_1(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Q5_1>::dot(x, y, n); }
-float dot_q8_0_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Q8_0>::dot(x, y, n); }
-float dot_iq4_nl_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Iq4Nl>::dot(x, y, n); }
-float dot_mxfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Mxfp4>::dot(x, y, n); }
-float dot_nvfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Nvfp4>::dot(x, y, n); }
-
-void matvec_q4_0_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  TermsDriver<Q4_0>::matvec(x, rows, n, y, out);
-}
-void matvec_q4_1_q8_1(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  TermsDriver<Q4_1>::matvec(x, rows, n, y, out);
-}
-void matvec_q5_0_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  TermsDriver<Q5_0>::matvec(x, rows, n, y, out);
-}
-void matvec_q5_1_q8_1(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  TermsDriver<Q5_1>::matvec(x, rows, n, y, out);
-}
-void matvec_q8_0_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  TermsDriver<Q8_0>::matvec(x, rows, n, y, out);
-}
-void matvec_iq4_nl_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  TermsDriver<Iq4Nl>::matvec(x, rows, n, y, out);
-}
-void matvec_mxfp4_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  TermsDriver<Mxfp4>::matvec(x, rows, n, y, out);
-}
-void matvec_nvfp4_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  TermsDriver<Nvfp4>::matvec(x, rows, n, y, out);
-}
+FIXQ_GGUF_DRIVER_KERNELS(q4_0, q8_0, TermsDriver<Q4_0>)
+FIXQ_GGUF_DRIVER_KERNELS(q4_1, q8_1, TermsDriver<Q4_1>)
+FIXQ_GGUF_DRIVER_KERNELS(q5_0, q8_0, TermsDriver<Q5_0>)
+FIXQ_GGUF_DRIVER_KERNELS(q5_1, q8_1, TermsDriver<Q5_1>)
+FIXQ_GGUF_DRIVER_KERNELS(q8_0, q8_0, TermsDriver<Q8_0>)
+FIXQ_GGUF_DRIVER_KERNELS(iq4_nl, q8_0, TermsDriver<Iq4Nl>)
+FIXQ_GGUF_DRIVER_KERNELS(mxfp4, q8_0, TermsDriver<Mxfp4>)
+FIXQ_GGUF_DRIVER_KERNELS(nvfp4, q8_0, TermsDriver<Nvfp4>)
 
 }  // namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512)

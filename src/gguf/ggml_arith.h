@@ -45,6 +45,21 @@ static inline float fp16_to_fp32(uint16_t h) {
   return std::bit_cast<float>(bits);
 }
 
+// The element of largest magnitude among x[0..n), the first one on ties, with its sign
+// (0 for all zeros); *amax gets its magnitude. ggml's loops ask "ax > amax" strictly.
+static inline float signed_absmax(const float* x, int n, float* amax) {
+  float max = 0.0f;
+  *amax = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    const float ax = std::fabs(x[i]);
+    if (ax > *amax) {
+      *amax = ax;
+      max = x[i];
+    }
+  }
+  return max;
+}
+
 // ggml's nearest_int: adds 1.5 * 2^23 and reads the low mantissa bits, so |v| <= 2^22
 // rounds half to even. Larger or non-finite v give ggml's garbage, computed the same
 // defined way (bit operations on the sum, never an out-of-range conversion).

@@ -39,16 +39,15 @@ struct GgufKernels {
   int64_t (*first_nonfinite)(const float* x, int64_t n);
 };
 
-// Each family's table, in its own file (table_<family>.cpp).
-namespace scalar { extern const GgufKernels kGguf; }
-namespace avx2 { extern const GgufKernels kGguf; }
-namespace avx512 { extern const GgufKernels kGguf; }
-namespace avx512_emulated { extern const GgufKernels kGguf; }  // the tests' SIMDe build
-namespace avx512vbmi { extern const GgufKernels kGguf; }
-namespace avx512vbmi_emulated { extern const GgufKernels kGguf; }
+// Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
+FIXQ_DECLARE_KERNEL_TABLES(GgufKernels, kGguf)
 
-// Best first, one entry per family (registry.cpp).
+// The tables of the families that bring kernels (registry.cpp).
 cpu_detail::KernelRegistry<GgufKernels>& registry();
+// This module's rows of fixq::active_kernels(): the kernel each operation runs now, picked
+// as the operations pick it (registry.cpp).
+std::vector<KernelChoice> report_kernels();
+
 
 // The active kernels for one format, each operation picked on its own (matvec may be null).
 FormatKernels active_kernels(Type type);
@@ -66,101 +65,41 @@ const ScaleFields& scale_fields(Type type);
 int64_t first_nonfinite_ref(const float* x, int64_t n);
 int64_t first_nonfinite_avx2(const float* x, int64_t n);
 
-// ---- scalar references (ggml's algorithms)
-void quantize_q4_0_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q4_1_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q5_0_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q5_1_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q8_0_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q8_1_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q2_k_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q3_k_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q4_k_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q5_k_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q6_k_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q8_k_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_iq4_nl_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_iq4_xs_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_tq1_0_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_tq2_0_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_mxfp4_ref(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_nvfp4_ref(const float* x, int64_t n_blocks, std::byte* out);
+// Every format by its kernels' name (Type order), and every dot product's pair of formats.
+#define FIXQ_GGUF_EACH_FORMAT(X) \
+  X(q4_0) X(q4_1) X(q5_0) X(q5_1) X(q8_0) X(q8_1) X(q2_k) X(q3_k) X(q4_k) X(q5_k) X(q6_k) X(q8_k) X(iq4_nl) \
+  X(iq4_xs) X(tq1_0) X(tq2_0) X(mxfp4) X(nvfp4)
+#define FIXQ_GGUF_EACH_DOT(X)                                                                                   \
+  X(q4_0, q8_0) X(q4_1, q8_1) X(q5_0, q8_0) X(q5_1, q8_1) X(q8_0, q8_0) X(q2_k, q8_k) X(q3_k, q8_k) X(q4_k, q8_k) \
+  X(q5_k, q8_k) X(q6_k, q8_k) X(iq4_nl, q8_0) X(iq4_xs, q8_k) X(tq1_0, q8_k) X(tq2_0, q8_k) X(mxfp4, q8_0)        \
+  X(nvfp4, q8_0)
 
-void dequantize_q4_0_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q4_1_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q5_0_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q5_1_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q8_0_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q8_1_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q2_k_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q3_k_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q4_k_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q5_k_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q6_k_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q8_k_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_iq4_nl_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_iq4_xs_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_tq1_0_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_tq2_0_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_mxfp4_ref(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_nvfp4_ref(const std::byte* in, int64_t n_blocks, float* out);
+// The kernels of one family, named <operation>_<format>[_<activation format>]<suffix>.
+#define FIXQ_GGUF_DECLARE_QUANTIZE(name, suffix) \
+  void quantize_##name##suffix(const float* x, int64_t n_blocks, std::byte* out);
+#define FIXQ_GGUF_DECLARE_DEQUANTIZE(name, suffix) \
+  void dequantize_##name##suffix(const std::byte* in, int64_t n_blocks, float* out);
+#define FIXQ_GGUF_DECLARE_DOT(x, y, suffix) \
+  float dot_##x##_##y##suffix(const std::byte* a, const std::byte* b, int64_t n_blocks);
+#define FIXQ_GGUF_DECLARE_MATVEC(x, y, suffix) \
+  void matvec_##x##_##y##suffix(const std::byte* a, int64_t rows, int64_t n_blocks, const std::byte* b, float* out);
 
-float dot_q4_0_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q4_1_q8_1_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q5_0_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q5_1_q8_1_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q8_0_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q2_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q3_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q4_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q5_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q6_k_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_iq4_nl_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_iq4_xs_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_tq1_0_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_tq2_0_q8_k_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_mxfp4_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_nvfp4_q8_0_ref(const std::byte* x, const std::byte* y, int64_t n_blocks);
+// ---- scalar references (ggml's algorithms), suffix _ref
+#define FIXQ_GGUF_REF_QUANTIZE(name) FIXQ_GGUF_DECLARE_QUANTIZE(name, _ref)
+#define FIXQ_GGUF_REF_DEQUANTIZE(name) FIXQ_GGUF_DECLARE_DEQUANTIZE(name, _ref)
+#define FIXQ_GGUF_REF_DOT(x, y) FIXQ_GGUF_DECLARE_DOT(x, y, _ref)
+FIXQ_GGUF_EACH_FORMAT(FIXQ_GGUF_REF_QUANTIZE)
+FIXQ_GGUF_EACH_FORMAT(FIXQ_GGUF_REF_DEQUANTIZE)
+FIXQ_GGUF_EACH_DOT(FIXQ_GGUF_REF_DOT)
 
-// ---- AVX2 (+FMA, F16C, BMI2) kernels, bit-identical to the references
-void quantize_q8_0_avx2(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q8_1_avx2(const float* x, int64_t n_blocks, std::byte* out);
-void quantize_q8_k_avx2(const float* x, int64_t n_blocks, std::byte* out);
-
-void dequantize_q4_0_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q4_1_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q5_0_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q5_1_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q8_0_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q8_1_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q2_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q3_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q4_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q5_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q6_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_q8_k_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_iq4_nl_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_iq4_xs_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_tq1_0_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_tq2_0_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_mxfp4_avx2(const std::byte* in, int64_t n_blocks, float* out);
-void dequantize_nvfp4_avx2(const std::byte* in, int64_t n_blocks, float* out);
-
-float dot_q4_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q4_1_q8_1_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q5_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q5_1_q8_1_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q8_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q2_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q3_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q4_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q5_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_q6_k_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_iq4_nl_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_iq4_xs_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_tq1_0_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_tq2_0_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_mxfp4_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
-float dot_nvfp4_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks);
+// ---- AVX2 (+FMA, F16C, BMI2) kernels, bit-identical to the references, suffix _avx2: the
+// quantizers of the 8-bit activation formats, every dequantizer and dot product
+#define FIXQ_GGUF_AVX2_DEQUANTIZE(name) FIXQ_GGUF_DECLARE_DEQUANTIZE(name, _avx2)
+#define FIXQ_GGUF_AVX2_DOT(x, y) FIXQ_GGUF_DECLARE_DOT(x, y, _avx2)
+FIXQ_GGUF_DECLARE_QUANTIZE(q8_0, _avx2)
+FIXQ_GGUF_DECLARE_QUANTIZE(q8_1, _avx2)
+FIXQ_GGUF_DECLARE_QUANTIZE(q8_k, _avx2)
+FIXQ_GGUF_EACH_FORMAT(FIXQ_GGUF_AVX2_DEQUANTIZE)
+FIXQ_GGUF_EACH_DOT(FIXQ_GGUF_AVX2_DOT)
 
 }  // namespace fixq::gguf::detail

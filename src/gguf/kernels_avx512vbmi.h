@@ -8,20 +8,15 @@
 
 namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512vbmi) {
 
-#define FIXQ_GGUF_MATVEC(x, y) \
-  void matvec_##x##_##y(const std::byte* a, int64_t rows, int64_t n_blocks, const std::byte* b, float* out);
-#define FIXQ_GGUF_DOT(x, y)                                                      \
-  float dot_##x##_##y(const std::byte* a, const std::byte* b, int64_t n_blocks); \
-  FIXQ_GGUF_MATVEC(x, y)
-FIXQ_GGUF_DOT(iq4_nl, q8_0)
-FIXQ_GGUF_MATVEC(iq4_xs, q8_k)  // its single dot is the AVX-512 one (table_avx512vbmi.cpp)
-FIXQ_GGUF_DOT(mxfp4, q8_0)
-FIXQ_GGUF_DOT(nvfp4, q8_0)
-FIXQ_GGUF_DOT(q3_k, q8_k)
-FIXQ_GGUF_DOT(q4_k, q8_k)
-FIXQ_GGUF_DOT(q5_k, q8_k)
-FIXQ_GGUF_DOT(q6_k, q8_k)
-#undef FIXQ_GGUF_DOT
-#undef FIXQ_GGUF_MATVEC
+#define FIXQ_GGUF_VBMI_DOT(x, y) FIXQ_GGUF_DECLARE_DOT(x, y, ) FIXQ_GGUF_DECLARE_MATVEC(x, y, )
+FIXQ_GGUF_VBMI_DOT(iq4_nl, q8_0)
+FIXQ_GGUF_DECLARE_MATVEC(iq4_xs, q8_k, )  // its single dot is the AVX-512 one (table_avx512vbmi.cpp)
+FIXQ_GGUF_VBMI_DOT(mxfp4, q8_0)
+FIXQ_GGUF_VBMI_DOT(nvfp4, q8_0)
+FIXQ_GGUF_VBMI_DOT(q3_k, q8_k)
+FIXQ_GGUF_VBMI_DOT(q4_k, q8_k)
+FIXQ_GGUF_VBMI_DOT(q5_k, q8_k)
+FIXQ_GGUF_VBMI_DOT(q6_k, q8_k)
+#undef FIXQ_GGUF_VBMI_DOT
 
 }  // namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512vbmi)

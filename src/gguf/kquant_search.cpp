@@ -10,14 +10,8 @@
 namespace fixq::gguf::detail {
 
 float make_qx_quants_rmse1(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0.0f, amax = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
+  float amax;
+  const float max = signed_absmax(x, n, &amax);
   if (amax < kGroupMaxEps) {
     std::fill(L, L + n, int8_t{0});
     return 0.0f;
@@ -54,14 +48,8 @@ float make_qx_quants_rmse1(int n, int nmax, const float* x, int8_t* L) {
 }
 
 float make_q3_quants_rmse(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0.0f, amax = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
+  float amax;
+  const float max = signed_absmax(x, n, &amax);
   if (amax < kGroupMaxEps) {
     std::fill(L, L + n, int8_t{0});
     return 0.0f;

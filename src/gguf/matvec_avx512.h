@@ -187,4 +187,21 @@ struct RowDriver {
   }
 };
 
+// What every TermsDriver format states: its block's size, how many x blocks one terms()
+// call reads, how many float terms each block gives, and the activations' prepared form.
+template <class Block, int Chunk, int Terms, class P>
+struct TermsFormat {
+  static constexpr std::size_t kBlockBytes = sizeof(Block);
+  static constexpr int kChunk = Chunk, kTerms = Terms;
+  using Prepared = P;
+};
+
 }  // namespace fixq::gguf::detail
+
+// A family's exported dot_<x>_<y> and matvec_<x>_<y> through driver D (D::dot, D::matvec),
+// for use inside the family's namespace.
+#define FIXQ_GGUF_DRIVER_KERNELS(x, y, D)                                                        \
+  float dot_##x##_##y(const std::byte* a, const std::byte* b, int64_t n) { return D::dot(a, b, n); } \
+  void matvec_##x##_##y(const std::byte* a, int64_t rows, int64_t n, const std::byte* b, float* out) { \
+    D::matvec(a, rows, n, b, out);                                                                \
+  }

@@ -164,11 +164,24 @@ struct FourBlocks {
   }
 };
 
-struct Iq4Nl {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockIq4Nl);
-  static constexpr int kChunk = 16, kTerms = 1;
-  using Prepared = Q8Halves;
-  using Four = FourBlocks<BlockIq4Nl>;
+// The int32 sums of 16 blocks (four groups of four) against the activations, less 128 *
+// their quant sums (the table values carry +128), the 64 first bytes of each group handed to
+// scales(g, first64), where the blocks' scale fields lie.
+template <class Block, class Scales>
+FIXQ_GGUF_INLINE __m512i group_sums(const std::byte* x, const Q8Halves& p, const int8_t* plus128, Scales scales) {
+  using Four = FourBlocks<Block>;
+  const __m512i table = _mm512_load_si512(plus128);
+  __m512i acc[4];
+  for (int g = 0; g < 4; ++g) {
+    __m512i first64;
+    const __m512i q = Four::codes(x + g * Four::kBytes, &first64);
+    acc[g] = dot_halves(low_values(q, table), high_values(q, table), p.lo[g], p.hi[g]);
+    scales(g, first64);
+  }
+  return _mm512_sub_epi32(sum_lanes_4x4(acc), _mm512_load_si512(p.sum128));
+}
+
+struct Iq4Nl : TermsFormat<BlockIq4Nl, 16, 1, Q8Halves> {
   static_assert(3 * sizeof(BlockIq4Nl) + offsetof(BlockIq4Nl, d) + 2 <= 64, "the four d fields lie in the first 64 bytes");
   // Byte 8g + 2k + i (i < 2) of the scale vector: byte i of block k's d, for group g.
   static constexpr ByteIndex kDIndex = byte_index([](int i) {
@@ -177,25 +190,17 @@ struct Iq4Nl {
   static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8_0(y, c, n, p); }
   // sumf += (dy * dx) * float(sumi)
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
-    const __m512i table = _mm512_load_si512(kIq4nlPlus128.b), d_index = load_index(kDIndex);
-    __m512i acc[4], d16 = _mm512_setzero_si512();
-    for (int g = 0; g < 4; ++g) {
-      __m512i first64;
-      const __m512i q = Four::codes(x + g * Four::kBytes, &first64);
-      acc[g] = dot_halves(low_values(q, table), high_values(q, table), p.lo[g], p.hi[g]);
+    const __m512i d_index = load_index(kDIndex);
+    __m512i d16 = _mm512_setzero_si512();
+    const __m512i sumi = group_sums<BlockIq4Nl>(x, p, kIq4nlPlus128.b, [&](int g, __m512i first64) {
       d16 = _mm512_mask_permutexvar_epi8(d16, __mmask64{0xFF} << (8 * g), d_index, first64);
-    }
-    const __m512i sumi = _mm512_sub_epi32(sum_lanes_4x4(acc), _mm512_load_si512(p.sum128));
+    });
     const __m512 dx = _mm512_cvtph_ps(_mm512_castsi512_si256(d16));
     return _mm512_mul_ps(_mm512_mul_ps(_mm512_load_ps(p.d), dx), _mm512_cvtepi32_ps(sumi));
   }
 };
 
-struct Mxfp4 {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockMxfp4);
-  static constexpr int kChunk = 16, kTerms = 1;
-  using Prepared = Q8Halves;
-  using Four = FourBlocks<BlockMxfp4>;
+struct Mxfp4 : TermsFormat<BlockMxfp4, 16, 1, Q8Halves> {
   static_assert(3 * sizeof(BlockMxfp4) + offsetof(BlockMxfp4, e) + 1 <= 64, "the four e fields lie in the first 64 bytes");
   // Byte 16g + 4k of the scale vector (byte 0 of int32 lane 4g + k): block k's e, for group g.
   static constexpr ByteIndex kEIndex = byte_index(
@@ -203,15 +208,11 @@ struct Mxfp4 {
   static void prepare(const std::byte* y, int64_t c, int64_t n, Prepared* p) { prepare_q8_0(y, c, n, p); }
   // sumf += (dy * dx) * float(sumi), dx = 2^(e - 128)
   FIXQ_GGUF_INLINE __m512 terms(const std::byte* x, const Prepared& p) {
-    const __m512i table = _mm512_load_si512(kMxfp4Plus128.b), e_index = load_index(kEIndex);
-    __m512i acc[4], e = _mm512_setzero_si512();
-    for (int g = 0; g < 4; ++g) {
-      __m512i first64;
-      const __m512i q = Four::codes(x + g * Four::kBytes, &first64);
-      acc[g] = dot_halves(low_values(q, table), high_values(q, table), p.lo[g], p.hi[g]);
+    const __m512i e_index = load_index(kEIndex);
+    __m512i e = _mm512_setzero_si512();
+    const __m512i sumi = group_sums<BlockMxfp4>(x, p, kMxfp4Plus128.b, [&](int g, __m512i first64) {
       e = _mm512_mask_permutexvar_epi8(e, __mmask64{0x1111} << (16 * g), e_index, first64);
-    }
-    const __m512i sumi = _mm512_sub_epi32(sum_lanes_4x4(acc), _mm512_load_si512(p.sum128));
+    });
     return _mm512_mul_ps(_mm512_mul_ps(_mm512_load_ps(p.d), e8m0_half_lanes(e)), _mm512_cvtepi32_ps(sumi));
   }
 };
@@ -266,10 +267,7 @@ FIXQ_GGUF_INLINE __m512i sum_lane_pairs(__m512i a, __m512i b) {
   return _mm512_add_epi32(_mm512_permutex2var_epi32(a, even, b), _mm512_permutex2var_epi32(a, odd, b));
 }
 
-struct Nvfp4 {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockNvfp4);
-  static constexpr int kChunk = 4, kTerms = 4;
-  using Prepared = Nvfp4Halves;
+struct Nvfp4 : TermsFormat<BlockNvfp4, 4, 4, Nvfp4Halves> {
   static_assert(2 * sizeof(BlockNvfp4) == 72 && sizeof(BlockNvfp4::qs) == 32);
   static_assert(sizeof(BlockNvfp4) + offsetof(BlockNvfp4, d) + 4 <= 64, "both blocks' d lie in the first 64 bytes");
   // Byte 32k + i of the code vector of two blocks: qs[i] of block k.
@@ -366,10 +364,7 @@ struct Q8KHalves {
   float d[2];
 };
 
-struct Iq4Xs {
-  static constexpr std::size_t kBlockBytes = sizeof(BlockIq4Xs);
-  static constexpr int kChunk = 2, kTerms = 8;
-  using Prepared = Q8KHalves;
+struct Iq4Xs : TermsFormat<BlockIq4Xs, 2, 8, Q8KHalves> {
   static_assert(sizeof(BlockIq4Xs::qs) == 128);
 
   // Lane L of lo: quants 32L .. 32L + 15 of 128 (lane L of hi: the next 16).
@@ -427,21 +422,12 @@ struct Iq4Xs {
 
 }  // namespace
 
-float dot_iq4_nl_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Iq4Nl>::dot(x, y, n); }
-float dot_mxfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Mxfp4>::dot(x, y, n); }
-float dot_nvfp4_q8_0(const std::byte* x, const std::byte* y, int64_t n) { return TermsDriver<Nvfp4>::dot(x, y, n); }
-
-void matvec_iq4_nl_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  TermsDriver<Iq4Nl>::matvec(x, rows, n, y, out);
-}
+FIXQ_GGUF_DRIVER_KERNELS(iq4_nl, q8_0, TermsDriver<Iq4Nl>)
+FIXQ_GGUF_DRIVER_KERNELS(mxfp4, q8_0, TermsDriver<Mxfp4>)
+FIXQ_GGUF_DRIVER_KERNELS(nvfp4, q8_0, TermsDriver<Nvfp4>)
+// IQ4_XS: the matrix-vector product only (its dot stays the AVX-512 family's).
 void matvec_iq4_xs_q8_k(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
   TermsDriver<Iq4Xs>::matvec(x, rows, n, y, out);
-}
-void matvec_mxfp4_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  TermsDriver<Mxfp4>::matvec(x, rows, n, y, out);
-}
-void matvec_nvfp4_q8_0(const std::byte* x, int64_t rows, int64_t n, const std::byte* y, float* out) {
-  TermsDriver<Nvfp4>::matvec(x, rows, n, y, out);
 }
 
 }  // namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512vbmi)

@@ -85,8 +85,7 @@ void quantize_k4_scales(const float* x, const Qkx2Params& p, Block* b, uint8_t* 
 
 void quantize_q2_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
   constexpr float kQ4Scale = 15.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK_K, out += sizeof(BlockQ2_K)) {
-    BlockQ2_K b;
+  quantize_blocks<BlockQ2_K, kQK_K>(x, n_blocks, out, [](const float* x, BlockQ2_K& b) {
     uint8_t L[kQK_K];
     float scales[16], mins[16], weights[16];
     float max_scale = 0.0f, max_min = 0.0f;
@@ -122,24 +121,16 @@ void quantize_q2_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
         L[16 * j + ii] = static_cast<uint8_t>(clamp_int(nearest_int((x[16 * j + ii] + dm) / d), 0, 3));
     }
     pack_2bit(L, b.qs);
-    store_block(out, b);
-  }
+  });
 }
 
 void quantize_q3_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK_K, out += sizeof(BlockQ3_K)) {
-    BlockQ3_K b;
+  quantize_blocks<BlockQ3_K, kQK_K>(x, n_blocks, out, [](const float* x, BlockQ3_K& b) {
     int8_t L[kQK_K];
     float scales[16];
-    float max_scale = 0.0f, amax = 0.0f;
-    for (int j = 0; j < 16; ++j) {
-      scales[j] = make_q3_quants_rmse(16, 4, x + 16 * j, L + 16 * j);
-      const float scale = std::fabs(scales[j]);
-      if (scale > amax) {
-        amax = scale;
-        max_scale = scales[j];
-      }
-    }
+    for (int j = 0; j < 16; ++j) scales[j] = make_q3_quants_rmse(16, 4, x + 16 * j, L + 16 * j);
+    float amax;
+    const float max_scale = signed_absmax(scales, 16, &amax);
     std::fill(b.scales, b.scales + 12, uint8_t{0});
     if (max_scale != 0.0f) {
       const float iscale = -32.0f / max_scale;
@@ -170,25 +161,21 @@ void quantize_q3_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
       }
     }
     pack_2bit(L, b.qs);
-    store_block(out, b);
-  }
+  });
 }
 
 void quantize_q4_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK_K, out += sizeof(BlockQ4_K)) {
-    BlockQ4_K b;
+  quantize_blocks<BlockQ4_K, kQK_K>(x, n_blocks, out, [](const float* x, BlockQ4_K& b) {
     uint8_t L[kQK_K];
     quantize_k4_scales(x, Qkx2Params{15, -1.0f, 0.1f, 20}, &b, L);
     // Per 64 elements, 32 bytes: element l in the low nibble, l + 32 in the high one.
     for (int j = 0; j < kQK_K; j += 64)
       for (int l = 0; l < 32; ++l) b.qs[j / 2 + l] = static_cast<uint8_t>(L[j + l] | (L[j + l + 32] << 4));
-    store_block(out, b);
-  }
+  });
 }
 
 void quantize_q5_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK_K, out += sizeof(BlockQ5_K)) {
-    BlockQ5_K b;
+  quantize_blocks<BlockQ5_K, kQK_K>(x, n_blocks, out, [](const float* x, BlockQ5_K& b) {
     uint8_t L[kQK_K];
     quantize_k4_scales(x, Qkx2Params{31, -0.5f, 0.1f, 15}, &b, L);
     // As Q4_K for the 4 low bits; the fifth of elements n + j and n + j + 32 (n = 64 k)
@@ -208,28 +195,19 @@ void quantize_q5_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
         b.qs[n / 2 + j] = static_cast<uint8_t>(l1 | (l2 << 4));
       }
     }
-    store_block(out, b);
-  }
+  });
 }
 
 void quantize_q6_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK_K, out += sizeof(BlockQ6_K)) {
-    BlockQ6_K b;
+  quantize_blocks<BlockQ6_K, kQK_K>(x, n_blocks, out, [](const float* x, BlockQ6_K& b) {
     int8_t L[kQK_K];
     float scales[16];
-    float max_scale = 0.0f, max_abs_scale = 0.0f;
-    for (int ib = 0; ib < 16; ++ib) {
-      scales[ib] = make_qx_quants_rmse1(16, 32, x + 16 * ib, L + 16 * ib);
-      const float abs_scale = std::fabs(scales[ib]);
-      if (abs_scale > max_abs_scale) {
-        max_abs_scale = abs_scale;
-        max_scale = scales[ib];
-      }
-    }
+    for (int ib = 0; ib < 16; ++ib) scales[ib] = make_qx_quants_rmse1(16, 32, x + 16 * ib, L + 16 * ib);
+    float max_abs_scale;
+    const float max_scale = signed_absmax(scales, 16, &max_abs_scale);
     if (max_abs_scale < kGroupMaxEps) {  // an all-zero block
       std::memset(&b, 0, sizeof b);
-      store_block(out, b);
-      continue;
+      return;
     }
     const float iscale = -128.0f / max_scale;
     b.d = fp32_to_fp16(1.0f / iscale);
@@ -253,26 +231,17 @@ void quantize_q6_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
         qh[l] = static_cast<uint8_t>((q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6));
       }
     }
-    store_block(out, b);
-  }
+  });
 }
 
 void quantize_q8_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK_K, out += sizeof(BlockQ8_K)) {
-    BlockQ8_K b;
-    float max = 0.0f, amax = 0.0f;
-    for (int j = 0; j < kQK_K; ++j) {
-      const float ax = std::fabs(x[j]);
-      if (ax > amax) {
-        amax = ax;
-        max = x[j];
-      }
-    }
+  quantize_blocks<BlockQ8_K, kQK_K>(x, n_blocks, out, [](const float* x, BlockQ8_K& b) {
+    float amax;
+    const float max = signed_absmax(x, kQK_K, &amax);
     if (amax == 0.0f) {
       // ggml leaves bsums unwritten here; fixq writes their value, zero.
       std::memset(&b, 0, sizeof b);
-      store_block(out, b);
-      continue;
+      return;
     }
     const float iscale = -127.0f / max;
     for (int j = 0; j < kQK_K; ++j) b.qs[j] = static_cast<int8_t>(std::min(127, nearest_int(iscale * x[j])));
@@ -282,8 +251,7 @@ void quantize_q8_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
       b.bsums[j] = static_cast<int16_t>(sum);
     }
     b.d = 1.0f / iscale;
-    store_block(out, b);
-  }
+  });
 }
 
 }  // namespace fixq::gguf::detail

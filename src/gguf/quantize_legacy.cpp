@@ -17,15 +17,9 @@ namespace fixq::gguf::detail {
 namespace {
 
 // The element of largest magnitude, the first one on ties (keeping its sign).
-float signed_absmax(const float* x) {
-  float amax = 0.0f, max = 0.0f;
-  for (int j = 0; j < kQK; ++j) {
-    if (amax < std::fabs(x[j])) {
-      amax = std::fabs(x[j]);
-      max = x[j];
-    }
-  }
-  return max;
+float block_signed_absmax(const float* x) {
+  float amax;
+  return signed_absmax(x, kQK, &amax);
 }
 
 float absmax(const float* x) {
@@ -43,6 +37,21 @@ void min_max(const float* x, float* min, float* max) {
   }
 }
 
+// The block's scale d (stored as fp16 in *field) and its inverse, 0 for d = 0.
+float scale_and_inverse(float d, uint16_t* field) {
+  *field = fp32_to_fp16(d);
+  return d != 0.0f ? 1.0f / d : 0.0f;
+}
+
+// Q4_1 / Q5_1: the block's min (stored in b.m) and the inverse of d = (max - min) / levels.
+template <class Block>
+float min_and_inverse(const float* x, float levels, Block& b, float* min) {
+  float max;
+  min_max(x, min, &max);
+  b.m = fp32_to_fp16(*min);
+  return scale_and_inverse((max - *min) / levels, &b.d);
+}
+
 // ggml's MIN(limit, (int8_t)v) stored in a uint8_t.
 uint8_t capped_code(float v, int limit) {
   return static_cast<uint8_t>(std::min(limit, static_cast<int>(x86_float_to_i8(v))));
@@ -51,36 +60,26 @@ uint8_t capped_code(float v, int limit) {
 }  // namespace
 
 void quantize_q4_0_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK, out += sizeof(BlockQ4_0)) {
-    BlockQ4_0 b;
-    const float d = signed_absmax(x) / -8.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    b.d = fp32_to_fp16(d);
+  quantize_blocks<BlockQ4_0, kQK>(x, n_blocks, out, [](const float* x, BlockQ4_0& b) {
+    const float id = scale_and_inverse(block_signed_absmax(x) / -8.0f, &b.d);
     for (int j = 0; j < kQK / 2; ++j) {
       const uint8_t lo = capped_code(x[j] * id + 8.5f, 15);
       const uint8_t hi = capped_code(x[j + kQK / 2] * id + 8.5f, 15);
       b.qs[j] = static_cast<uint8_t>(lo | (hi << 4));
     }
-    store_block(out, b);
-  }
+  });
 }
 
 void quantize_q4_1_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK, out += sizeof(BlockQ4_1)) {
-    BlockQ4_1 b;
-    float min, max;
-    min_max(x, &min, &max);
-    const float d = (max - min) / 15.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    b.d = fp32_to_fp16(d);
-    b.m = fp32_to_fp16(min);
+  quantize_blocks<BlockQ4_1, kQK>(x, n_blocks, out, [](const float* x, BlockQ4_1& b) {
+    float min;
+    const float id = min_and_inverse(x, 15.0f, b, &min);
     for (int j = 0; j < kQK / 2; ++j) {
       const uint8_t lo = capped_code((x[j] - min) * id + 0.5f, 15);
       const uint8_t hi = capped_code((x[j + kQK / 2] - min) * id + 0.5f, 15);
       b.qs[j] = static_cast<uint8_t>(lo | (hi << 4));
     }
-    store_block(out, b);
-  }
+  });
 }
 
 namespace {
@@ -100,61 +99,44 @@ void pack_q5(const uint8_t* codes, uint8_t* qs, uint8_t* qh_bytes) {
 }  // namespace
 
 void quantize_q5_0_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK, out += sizeof(BlockQ5_0)) {
-    BlockQ5_0 b;
-    const float d = signed_absmax(x) / -16.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    b.d = fp32_to_fp16(d);
+  quantize_blocks<BlockQ5_0, kQK>(x, n_blocks, out, [](const float* x, BlockQ5_0& b) {
+    const float id = scale_and_inverse(block_signed_absmax(x) / -16.0f, &b.d);
     uint8_t codes[kQK];
     for (int j = 0; j < kQK; ++j) codes[j] = capped_code(x[j] * id + 16.5f, 31);
     pack_q5(codes, b.qs, b.qh);
-    store_block(out, b);
-  }
+  });
 }
 
 void quantize_q5_1_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK, out += sizeof(BlockQ5_1)) {
-    BlockQ5_1 b;
-    float min, max;
-    min_max(x, &min, &max);
-    const float d = (max - min) / 31.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    b.d = fp32_to_fp16(d);
-    b.m = fp32_to_fp16(min);
+  quantize_blocks<BlockQ5_1, kQK>(x, n_blocks, out, [](const float* x, BlockQ5_1& b) {
+    float min;
+    const float id = min_and_inverse(x, 31.0f, b, &min);
     uint8_t codes[kQK];
     // ggml casts straight to uint8_t here, without a cap.
     for (int j = 0; j < kQK; ++j) codes[j] = x86_float_to_u8((x[j] - min) * id + 0.5f);
     pack_q5(codes, b.qs, b.qh);
-    store_block(out, b);
-  }
+  });
 }
 
 void quantize_q8_0_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK, out += sizeof(BlockQ8_0)) {
-    BlockQ8_0 b;
-    const float d = absmax(x) / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    b.d = fp32_to_fp16(d);
+  quantize_blocks<BlockQ8_0, kQK>(x, n_blocks, out, [](const float* x, BlockQ8_0& b) {
+    const float id = scale_and_inverse(absmax(x) / 127.0f, &b.d);
     // roundf: ties away from zero.
     for (int j = 0; j < kQK; ++j) b.qs[j] = x86_float_to_i8(std::round(x[j] * id));
-    store_block(out, b);
-  }
+  });
 }
 
 void quantize_q8_1_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK, out += sizeof(BlockQ8_1)) {
-    BlockQ8_1 b;
+  quantize_blocks<BlockQ8_1, kQK>(x, n_blocks, out, [](const float* x, BlockQ8_1& b) {
     const float d = absmax(x) / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    b.d = fp32_to_fp16(d);
+    const float id = scale_and_inverse(d, &b.d);
     int sum = 0;
     for (int j = 0; j < kQK; ++j) {
       b.qs[j] = x86_float_to_i8(std::round(x[j] * id));
       sum += b.qs[j];
     }
     b.s = fp32_to_fp16(static_cast<float>(sum) * d);
-    store_block(out, b);
-  }
+  });
 }
 
 }  // namespace fixq::gguf::detail

@@ -88,8 +88,7 @@ float iq4_xs_sub_block_scale(const float* x) {
 }  // namespace
 
 void quantize_iq4_nl_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK, out += sizeof(BlockIq4Nl)) {
-    BlockIq4Nl b;
+  quantize_blocks<BlockIq4Nl, kQK>(x, n_blocks, out, [](const float* x, BlockIq4Nl& b) {
     float amax = 0.0f, max = 0.0f;
     for (int j = 0; j < kQK; ++j) {
       if (std::fabs(x[j]) > amax) {
@@ -120,13 +119,11 @@ void quantize_iq4_nl_ref(const float* x, int64_t n_blocks, std::byte* out) {
     }
     b.d = fp32_to_fp16(d);
     for (int j = 0; j < kQK / 2; ++j) b.qs[j] = static_cast<uint8_t>(L[j] | (L[j + kQK / 2] << 4));
-    store_block(out, b);
-  }
+  });
 }
 
 void quantize_mxfp4_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK, out += sizeof(BlockMxfp4)) {
-    BlockMxfp4 b;
+  quantize_blocks<BlockMxfp4, kQK>(x, n_blocks, out, [](const float* x, BlockMxfp4& b) {
     float amax = 0.0f;
     for (int j = 0; j < kQK; ++j)
       if (amax < std::fabs(x[j])) amax = std::fabs(x[j]);
@@ -137,8 +134,7 @@ void quantize_mxfp4_ref(const float* x, int64_t n_blocks, std::byte* out) {
     const float d = e8m0_half(b.e);
     for (int j = 0; j < kQK / 2; ++j)
       b.qs[j] = static_cast<uint8_t>(nearest_mxfp4_code(x[j], d) | (nearest_mxfp4_code(x[j + kQK / 2], d) << 4));
-    store_block(out, b);
-  }
+  });
 }
 
 // The eight sub-block scales are quantized to 6-bit codes l + 32 against the super-block

@@ -35,21 +35,18 @@ uint8_t pack_trits(const float* x, int stride, int count, int extra, float id) {
 }  // namespace
 
 void quantize_tq1_0_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK_K, out += sizeof(BlockTq1_0)) {
-    BlockTq1_0 b;
+  quantize_blocks<BlockTq1_0, kQK_K>(x, n_blocks, out, [](const float* x, BlockTq1_0& b) {
     const float d = block_amax(x);
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     b.d = fp32_to_fp16(d);
     for (int m = 0; m < 32; ++m) b.qs[m] = pack_trits(x + m, 32, 5, 0, id);             // elements 0..159
     for (int m = 0; m < 16; ++m) b.qs[32 + m] = pack_trits(x + 160 + m, 16, 5, 0, id);  // 160..239
     for (int j = 0; j < 4; ++j) b.qh[j] = pack_trits(x + 240 + j, 4, 4, 1, id);         // 240..255
-    store_block(out, b);
-  }
+  });
 }
 
 void quantize_tq2_0_ref(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK_K, out += sizeof(BlockTq2_0)) {
-    BlockTq2_0 b;
+  quantize_blocks<BlockTq2_0, kQK_K>(x, n_blocks, out, [](const float* x, BlockTq2_0& b) {
     const float d = block_amax(x);
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     b.d = fp32_to_fp16(d);
@@ -61,8 +58,7 @@ void quantize_tq2_0_ref(const float* x, int64_t n_blocks, std::byte* out) {
         b.qs[32 * c + m] = q;
       }
     }
-    store_block(out, b);
-  }
+  });
 }
 
 }  // namespace fixq::gguf::detail

@@ -1,19 +1,16 @@
-// The GGUF kernel list, best first: one line per instruction-set family.
+// The GGUF kernel list, one line per instruction-set family that brings kernels.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "fixq/error.h"
 #include "gguf/kernels.h"
 
 namespace fixq::gguf::detail {
 
-cpu_detail::KernelRegistry<GgufKernels>& registry() {
-  static cpu_detail::KernelRegistry<GgufKernels> r("gguf", {
-                                                               {Isa::Avx512Bf16, nullptr},  // as avx512
-                                                               {Isa::Avx512Vbmi, &avx512vbmi::kGguf},
-                                                               {Isa::Avx512, &avx512::kGguf},
-                                                               {Isa::Avx2, &avx2::kGguf},
-                                                               {Isa::Scalar, &scalar::kGguf},
-                                                           });
-  return r;
-}
+FIXQ_KERNEL_REGISTRY(GgufKernels, "gguf", {Isa::Avx512Vbmi, &avx512vbmi::kGguf}, {Isa::Avx512, &avx512::kGguf},
+                     {Isa::Avx2, &avx2::kGguf}, {Isa::Scalar, &scalar::kGguf})
 
 FormatKernels active_kernels(Type type) {
   const auto i = static_cast<std::size_t>(type);
@@ -24,6 +21,34 @@ FormatKernels active_kernels(Type type) {
           has_dot ? r.pick([i](const GgufKernels& k) { return k.format[i].dot; }).kernel : nullptr,
           has_dot ? r.find([i](const GgufKernels& k) { return k.format[i].matvec; }).kernel : nullptr};
 }
+
+namespace {
+
+// The family that runs op for the GGUF types that have it: the one most types use, then
+// each other one with its types ("avx512; avx512vbmi: q3_K, q4_K"), since the formats'
+// kernels come from different families on one CPU.
+KernelChoice families(const char* operation, std::string_view op) {
+  std::vector<std::pair<std::string, std::vector<std::string_view>>> found;  // family, its types
+  for (const TypeTraits& t : all_types()) {
+    const std::string f = active_kernel_family(t.type, op);
+    if (f == "none") continue;
+    auto it = std::find_if(found.begin(), found.end(), [&](const auto& e) { return e.first == f; });
+    if (it == found.end()) it = found.insert(found.end(), {f, {}});
+    it->second.push_back(t.name);
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  KernelChoice c{operation, "", found.empty() ? Isa::Scalar : parse_isa(found[0].first)};
+  for (size_t i = 0; i < found.size(); ++i) {
+    c.kernel += i == 0 ? found[i].first : "; " + found[i].first + ":";
+    for (size_t j = 0; i > 0 && j < found[i].second.size(); ++j)
+      c.kernel += (j == 0 ? " " : ", ") + std::string(found[i].second[j]);
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<KernelChoice> report_kernels() { return {families("gguf dot", "matvec"), families("gguf dequantize", "dequantize")}; }
 
 }  // namespace fixq::gguf::detail
 

@@ -4,8 +4,7 @@
 
 namespace fixq::gguf::detail::avx2 {
 
-extern const GgufKernels kGguf;
-const GgufKernels kGguf{{{
+FIXQ_KERNEL_TABLE(GgufKernels, kGguf, Isa::Avx2){{{
                             {nullptr, dequantize_q4_0_avx2, dot_q4_0_q8_0_avx2, nullptr},
                             {nullptr, dequantize_q4_1_avx2, dot_q4_1_q8_1_avx2, nullptr},
                             {nullptr, dequantize_q5_0_avx2, dot_q5_0_q8_0_avx2, nullptr},

@@ -5,8 +5,7 @@
 
 namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512) {
 
-extern const GgufKernels kGguf;
-const GgufKernels kGguf{{{
+FIXQ_KERNEL_TABLE(GgufKernels, kGguf, Isa::Avx512){{{
                             {nullptr, dequantize_q4_0, dot_q4_0_q8_0, matvec_q4_0_q8_0},
                             {nullptr, dequantize_q4_1, dot_q4_1_q8_1, matvec_q4_1_q8_1},
                             {nullptr, dequantize_q5_0, dot_q5_0_q8_0, matvec_q5_0_q8_0},

@@ -11,8 +11,7 @@
 
 namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512vbmi) {
 
-extern const GgufKernels kGguf;
-const GgufKernels kGguf{{{
+FIXQ_KERNEL_TABLE(GgufKernels, kGguf, Isa::Avx512Vbmi){{{
                             {},  // q4_0
                             {},  // q4_1
                             {},  // q5_0

@@ -4,8 +4,7 @@
 
 namespace fixq::gguf::detail::scalar {
 
-extern const GgufKernels kGguf;
-const GgufKernels kGguf{{{
+FIXQ_KERNEL_TABLE(GgufKernels, kGguf, Isa::Scalar){{{
                             {quantize_q4_0_ref, dequantize_q4_0_ref, dot_q4_0_q8_0_ref, nullptr},
                             {quantize_q4_1_ref, dequantize_q4_1_ref, dot_q4_1_q8_1_ref, nullptr},
                             {quantize_q5_0_ref, dequantize_q5_0_ref, dot_q5_0_q8_0_ref, nullptr},

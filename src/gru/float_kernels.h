@@ -38,6 +38,20 @@ struct GateArgs {
 };
 inline constexpr int kGateIntermediates = 10;
 
+// f(wx, rh, h, b) for each row b of a gate stage: its Wx and Rh rows [3H] and its state [H].
+template <class F>
+void for_each_gate_row(const GateArgs& g, F f) {
+  for (int64_t b = 0; b < g.rows; ++b) f(g.wx + b * 3 * g.H, g.rh + b * 3 * g.H, g.h + b * g.H, b);
+}
+
+// f(op, value) for each intermediate of unit_update's values u (float_math.h), op in
+// GateArgs::all's order.
+template <class U, class F>
+void each_gate_intermediate(const U& u, F f) {
+  int op = 0;
+  for (const auto* v : {&u.z_pre, &u.z, &u.r_pre, &u.r, &u.rh_add_br, &u.r_rh, &u.g_pre, &u.g, &u.old_contrib, &u.new_contrib})
+    f(op++, *v);
+}
 using MatmulNtFn = void (*)(const float* a, int64_t lda, int64_t m, const float* w, int64_t n, int64_t k,
                             float* out, int64_t ldo);
 using GatesFn = void (*)(const GateArgs& args);
@@ -49,12 +63,10 @@ struct FloatKernels {
   GatesFn gates;
 };
 
-namespace scalar { extern const FloatKernels kFloat; }
-namespace avx2 { extern const FloatKernels kFloat; }
-namespace avx512 { extern const FloatKernels kFloat; }
-namespace avx512_emulated { extern const FloatKernels kFloat; }
+// Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
+FIXQ_DECLARE_KERNEL_TABLES(FloatKernels, kFloat)
 
-// Best first, one entry per family (float_registry.cpp).
+// The tables of the families that bring kernels (float_registry.cpp).
 cpu_detail::KernelRegistry<FloatKernels>& registry();
 
 // The kernels the active features select (each operation its own best family).
@@ -63,8 +75,10 @@ struct ActiveKernels {
   GatesFn gates;
 };
 ActiveKernels active_kernels();
-// "avx512" / "avx2" / "scalar": the family whose matmul runs now (fixq info, bench headers).
-std::string active_kernel_name();
+// This module's rows of fixq::active_kernels(): the kernel each operation runs now, picked
+// as the operations pick it (float_registry.cpp).
+std::vector<KernelChoice> report_kernels();
+
 
 // The scalar definition of one dot product, for tests and tails.
 float dot16(const float* w, const float* x, int64_t k);

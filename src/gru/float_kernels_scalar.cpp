@@ -28,28 +28,20 @@ void matmul_nt(const float* a, int64_t lda, int64_t m, const float* w, int64_t n
 void gates(const GateArgs& g) {
   const ScalarOps o;
   const int64_t H = g.H;
-  for (int64_t b = 0; b < g.rows; ++b) {
-    const float* wx = g.wx + b * 3 * H;
-    const float* rh = g.rh + b * 3 * H;
-    float* h = g.h + b * H;
+  for_each_gate_row(g, [&](const float* wx, const float* rh, float* h, int64_t b) {
     for (int64_t j = 0; j < H; ++j) {
       const UnitValues<ScalarOps> u =
           unit_update(o, wx[j], wx[H + j], wx[2 * H + j], rh[j], rh[H + j], rh[2 * H + j], g.bx[j], g.bx[H + j],
                       g.bx[2 * H + j], g.br[j], g.br[H + j], g.br[2 * H + j], h[j]);
       h[j] = u.h;
-      if (g.all) {
-        const float v[kGateIntermediates] = {u.z_pre, u.z,     u.r_pre,       u.r,          u.rh_add_br,
-                                             u.r_rh,  u.g_pre, u.g,           u.old_contrib, u.new_contrib};
-        for (int op = 0; op < kGateIntermediates; ++op) g.all[op][b * H + j] = v[op];
-      }
+      if (g.all) each_gate_intermediate(u, [&](int op, float v) { g.all[op][b * H + j] = v; });
     }
-  }
+  });
 }
 
 }  // namespace
 
-extern const FloatKernels kFloat;
-const FloatKernels kFloat{"scalar", matmul_nt, gates};
+FIXQ_KERNEL_TABLE(FloatKernels, kFloat, Isa::Scalar){"scalar", matmul_nt, gates};
 
 }  // namespace scalar
 }  // namespace fixq::gru_float

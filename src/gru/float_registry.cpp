@@ -4,16 +4,8 @@
 
 namespace fixq::gru_float {
 
-cpu_detail::KernelRegistry<FloatKernels>& registry() {
-  static cpu_detail::KernelRegistry<FloatKernels> r("gru float", {
-                                                                     {Isa::Avx512Bf16, nullptr},  // as avx512
-                                                                     {Isa::Avx512Vbmi, nullptr},  // as avx512
-                                                                     {Isa::Avx512, &avx512::kFloat},
-                                                                     {Isa::Avx2, &avx2::kFloat},
-                                                                     {Isa::Scalar, &scalar::kFloat},
-                                                                 });
-  return r;
-}
+FIXQ_KERNEL_REGISTRY(FloatKernels, "gru float", {Isa::Avx512, &avx512::kFloat}, {Isa::Avx2, &avx2::kFloat},
+                     {Isa::Scalar, &scalar::kFloat})
 
 ActiveKernels active_kernels() {
   const auto& r = registry();
@@ -21,8 +13,8 @@ ActiveKernels active_kernels() {
           r.pick([](const FloatKernels& k) { return k.gates; }).kernel};
 }
 
-std::string active_kernel_name() {
-  return to_string(registry().pick([](const FloatKernels& k) { return k.matmul_nt; }).isa);
+std::vector<KernelChoice> report_kernels() {
+  return {cpu_detail::choice("gru float", registry(), [](const FloatKernels& k) { return k.matmul_nt; })};
 }
 
 }  // namespace fixq::gru_float

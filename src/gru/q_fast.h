@@ -123,19 +123,18 @@ struct GruKernels {
   const GruLaneKernels* lanes;
 };
 
-namespace avx2 { extern const GruKernels kGru; }
-namespace avx512 { extern const GruKernels kGru; }
-namespace avx512_emulated { extern const GruKernels kGru; }
-namespace avx512vbmi { extern const GruKernels kGru; }
-namespace avx512vbmi_emulated { extern const GruKernels kGru; }
+// Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
+FIXQ_DECLARE_KERNEL_TABLES(GruKernels, kGru)
 
-// Best first, one entry per family (q_run.cpp).
+// The tables of the families that bring kernels (q_fast_registry.cpp).
 cpu_detail::KernelRegistry<GruKernels>& registry();
 
 // The lane kernels the active features select, or null: the reference loop.
 const GruLaneKernels* active_lane_kernels();
-// Their name, or the reference loop's.
-std::string fast_kernel_name();
+// This module's rows of fixq::active_kernels(): the kernel each operation runs now, picked
+// as the operations pick it (q_fast_registry.cpp).
+std::vector<KernelChoice> report_kernels();
+
 
 // The requantized input projection of every step, Wx [steps * batch, 3 * hp] per cell
 // (the layout the step kernels read), as int16: Wx is an 8- or 16-bit operator. Written

@@ -6,13 +6,17 @@
 // registers with vpermi2b, as the int32 lanes of this family read them.
 #pragma once
 
-#include "gru/q_fast_avx512_step.h"
+#include "simd/lanes_avx512vbmi.h"
+
+#include "gru/q_fast_step.h"
 
 namespace fixq::gru_detail {
 
 namespace {
 
-constexpr int64_t kLanes16 = 32;
+using L16 = simd::Avx512Vbmi;  // the int32 lanes' family
+using V = __m512i;
+constexpr int64_t kLanes = L16::kLanes, kLanes16 = 32;
 
 V splat16(int32_t v) { return _mm512_set1_epi16(static_cast<int16_t>(v)); }
 __m128i count(int s) { return _mm_cvtsi32_si128(s); }
@@ -20,7 +24,7 @@ __mmask32 first_lanes32(int64_t n) { return n >= kLanes16 ? ~__mmask32(0) : (__m
 
 // The family's State and the constants of the int16 lanes, prepared once per run.
 struct State16 {
-  State base;
+  State<L16> base;
   V zp[13], qmin[13], qmax[13];  // [Operand], 32 copies each
   V half[kUnitScales];           // 2^(r-1) (0 for r = 0)
   __m128i shift[kUnitScales], pre_a[kUnitScales], pre_b[kUnitScales];
@@ -32,7 +36,7 @@ struct State16 {
 
 void prepare16(const CellPlan& plan, const FastPlan& f, void* storage) {
   State16* s = new (storage) State16;
-  prepare(plan, f, &s->base);
+  prepare<L16>(plan, f, &s->base);
   if (!f.lanes16) return;
   const CellRefs c(plan);
   for (size_t o = 0; o < std::size(s->zp); ++o) {
@@ -56,7 +60,7 @@ void prepare16(const CellPlan& plan, const FastPlan& f, void* storage) {
 // The unit update (q_unit_update.h) on 32 int16 lanes; lanes16_form proved every value,
 // sum and shifted operand fits.
 struct Lane16Domain {
-  using V = avx512_lanes::V;
+  using V = __m512i;
   const State16& s;
   int64_t j;  // first unit of the vector
 
@@ -81,7 +85,7 @@ struct Lane16Domain {
   // table[v - input_min]: the index's low byte picks within 128 entries, bit 7 the half.
   V lut(UnitLut l, V v) const {
     const auto i = static_cast<size_t>(l);
-    const V* t = s.base.bytes[i];
+    const V* t = s.base.bytes[i].b;
     const V idx = _mm512_castsi256_si512(_mm512_cvtepi16_epi8(_mm512_sub_epi16(v, splat16(s.input_min[i]))));
     const V lo = _mm512_permutex2var_epi8(t[0], idx, t[1]), hi = _mm512_permutex2var_epi8(t[2], idx, t[3]);
     return _mm512_cvtepi8_epi16(_mm512_castsi512_si256(_mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi)));
@@ -110,13 +114,13 @@ void store_h16(void* y, IntType t, int64_t j, int64_t H, V v) {
   for (int64_t half = 0; half < 2 && j + half * kLanes < H; ++half) {
     const V w = _mm512_cvtepi16_epi32(half == 0 ? _mm512_castsi512_si256(v) : _mm512_extracti64x4_epi64(v, 1));
     const int64_t at = j + half * kLanes;
-    if (t == IntType::S16) _mm512_mask_cvtepi32_storeu_epi16(static_cast<int16_t*>(y) + at, first_lanes(H - at), w);
-    else _mm512_mask_cvtepi32_storeu_epi8(static_cast<int8_t*>(y) + at, first_lanes(H - at), w);
+    if (t == IntType::S16) _mm512_mask_cvtepi32_storeu_epi16(static_cast<int16_t*>(y) + at, L16::first_lanes(H - at), w);
+    else _mm512_mask_cvtepi32_storeu_epi8(static_cast<int8_t*>(y) + at, L16::first_lanes(H - at), w);
   }
 }
 
 [[gnu::flatten]] void step_units16(const State16& s16, const int32_t* acc, const int16_t* wx, const void* h, void* y) {
-  const State& s = s16.base;
+  const State<L16>& s = s16.base;
   const FusedRequant& f = *s.fast->rh.fused;
   const int64_t H = s.H, hp = s.hp;
   for (int64_t j = 0; j < H; j += kLanes16) {
@@ -124,8 +128,8 @@ void store_h16(void* y, IntType t, int64_t j, int64_t H, V v) {
     // Units j + 16.. exist only below H (their fused rows and accumulators with them).
     const bool upper = j + kLanes < H;
     auto rh = [&](int64_t g) {
-      const V lo = requant_fused(f, acc + g * H + j, g * hp + j);
-      const V hi = upper ? requant_fused(f, acc + g * H + j + kLanes, g * hp + j + kLanes) : _mm512_setzero_si512();
+      const V lo = requant_fused<L16>(f, acc + g * H + j, g * hp + j);
+      const V hi = upper ? requant_fused<L16>(f, acc + g * H + j + kLanes, g * hp + j + kLanes) : _mm512_setzero_si512();
       return pack16(lo, hi);
     };
     auto wx_at = [&](int64_t g) { return _mm512_maskz_loadu_epi16(m, wx + g * hp + j); };
@@ -143,12 +147,12 @@ void step16(const void* state, const Acc* acc, const int16_t* wx, const void* h,
     // The form needs a plan of shifts; the fused rows need int32 accumulators.
     if (s.base.fast->lanes16 && s.base.fast->rh.fused) return step_units16(s, acc, wx, h, y);
   }
-  step(&s.base, acc, wx, h, y);
+  step<L16>(&s.base, acc, wx, h, y);
 }
 
 template <class Acc>
 void requant_wx16(const void* state, const Acc* acc, int16_t* out) {
-  requant_wx<Acc>(&static_cast<const State16*>(state)->base, acc, out);
+  requant_wx<L16, Acc>(&static_cast<const State16*>(state)->base, acc, out);
 }
 
 }  // namespace

@@ -1,15 +1,14 @@
-// The AVX512_VBMI family's fast GRU step (q_fast_avx512_step.h): the direct activation
+// The AVX512_VBMI family's fast GRU step (q_fast_step.h): the direct activation
 // tables of 8-bit operators (256 entries of one byte each) sit in four registers and are
 // read with vpermi2b, without vpgatherdd's per-element loads; other tables are gathered.
 // Cells whose every intermediate fits int16 run on 32 int16 lanes (q_fast_avx512_lanes16.h).
-#define FIXQ_GRU_BYTE_TABLES 1
 #include "gru/q_fast_avx512_lanes16.h"
 
 namespace fixq::gru_detail::FIXQ_KERNEL_NS(avx512vbmi) {
 
 namespace {
 constexpr GruLaneKernels kLanesTable{"avx512vbmi, 16 int32 or 32 int16 lanes, vpermi2b byte tables",
-                                     kLanes,
+                                     L16::kLanes,
                                      sizeof(State16),
                                      prepare16,
                                      requant_wx16<int32_t>,
@@ -18,7 +17,6 @@ constexpr GruLaneKernels kLanesTable{"avx512vbmi, 16 int32 or 32 int16 lanes, vp
                                      step16<int64_t>};
 }  // namespace
 
-extern const GruKernels kGru;
-const GruKernels kGru{&kLanesTable};
+FIXQ_KERNEL_TABLE(GruKernels, kGru, Isa::Avx512Vbmi){&kLanesTable};
 
 }  // namespace fixq::gru_detail::FIXQ_KERNEL_NS(avx512vbmi)

@@ -7,6 +7,7 @@
 #include "gemm/kernels.h"
 #include "gru/q_fast.h"
 #include "gru/q_interval.h"
+#include "gru/q_interval_domain.h"
 #include "gru/q_unit_update.h"
 
 namespace fixq::gru_detail {
@@ -133,66 +134,6 @@ std::optional<AlignedInts> unit_constants(const std::vector<int32_t>& bias, int3
   return c;
 }
 
-// The unit update on intervals. Every operation the lanes perform is checked to stay in
-// int32 (ok turns false otherwise), and every scale gets the lane form that is exact on
-// its input interval.
-struct IntervalDomain {
-  using V = Interval;
-  const CellRefs& c;
-  FastPlan& f;
-  std::array<Interval, 4> bias_bound;
-  bool ok = true;
-
-  V check(V v) {
-    ok = ok && v.in_int32();
-    return v;
-  }
-  V sub(V a, V b) { return check({a.lo - b.hi, a.hi - b.lo}); }
-  V add(V a, V b) { return check({a.lo + b.lo, a.hi + b.hi}); }
-  V less_zp(Operand o, V v) { return check({v.lo - c.op(o).zp, v.hi - c.op(o).zp}); }
-  V plus_zp(Operand o, V v) { return check({v.lo + c.op(o).zp, v.hi + c.op(o).zp}); }
-  V sat(Operand o, V v) {
-    const IntRange r = c.op(o).range;
-    return {std::clamp<int64_t>(v.lo, r.qmin, r.qmax), std::clamp<int64_t>(v.hi, r.qmin, r.qmax)};
-  }
-  V scale(UnitScale s, V v) {
-    const auto i = static_cast<size_t>(s);
-    const std::optional<LaneScale> l = lane_form(c.ratio(s), v.lo, v.hi, f.pow2);
-    if (!l) return fail();
-    f.lane[i] = *l;
-    f.wide[i] = false;
-    return check(applied(c.ratio(s), v));
-  }
-  V product(UnitScale s, V a, V b) {
-    const Interval p = gru_detail::product(a, b);
-    if (p.in_int32()) return scale(s, p);
-    const auto i = static_cast<size_t>(s);
-    const std::optional<LaneScale> l = wide_product_form(c.ratio(s), p.lo, p.hi, f.pow2);
-    if (!l) return fail();
-    f.lane[i] = *l;
-    f.wide[i] = true;
-    return check(applied(c.ratio(s), p));
-  }
-  V bias(UnitBias b) { return bias_bound[static_cast<size_t>(b)]; }
-  V lut(UnitLut l, V) {
-    // Interpolated tables: lanes take hi - lo in int32 and the rest in 64 bits.
-    const ActivationLut& t = c.table(l);
-    if (!t.direct()) {
-      const auto e = t.table();
-      for (size_t k = 0; k + 1 < e.size(); ++k)
-        if (std::abs(int64_t{e[k + 1]} - e[k]) > kI32Max) return fail();
-      if (t.frac_bits() + t.shift() > 40) return fail();
-    }
-    return {t.output_range().qmin, t.output_range().qmax};
-  }
-  V one_in_z_out() { return {c.q_one, c.q_one}; }
-
-  V fail() {
-    ok = false;
-    return {0, 0};
-  }
-};
-
 }  // namespace
 
 std::optional<FastPlan> build_fast_plan(const CellPlan& p) {
@@ -224,14 +165,14 @@ std::optional<FastPlan> build_fast_plan(const CellPlan& p) {
   f.rh = std::move(*rh);
 
   const CellRefs refs(p);
-  IntervalDomain d{refs, f, {}};
+  IntervalDomain<32> d{refs, f};
   for (size_t b = 0; b < 4; ++b) {
     auto c = unit_constants(*refs.bias[b], refs.bias_zp[b], f.hp, &d.bias_bound[b]);
     if (!c) return std::nullopt;
     f.bias[b] = std::move(*c);
   }
   const Interval wx_range{p.wx.range.qmin, p.wx.range.qmax}, rh_range{p.rh.range.qmin, p.rh.range.qmax};
-  const UnitInputs<IntervalDomain> in{wx_range, wx_range, wx_range, rh_range, rh_range, rh_range,
+  const UnitInputs<IntervalDomain<32>> in{wx_range, wx_range, wx_range, rh_range, rh_range, rh_range,
                                       {p.h.range.qmin, p.h.range.qmax}};
   unit_update(d, in);
   if (!d.ok) return std::nullopt;

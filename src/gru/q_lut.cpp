@@ -22,13 +22,18 @@ double apply(ActivationLut::Fn fn, double x) {
 
 }  // namespace
 
-ActivationLut ActivationLut::build(Fn fn, const QuantParams& in, const QuantParams& out) {
+ActivationLut ActivationLut::with_ranges(const QuantParams& in, const QuantParams& out) {
   require(in.size() == 1 && out.size() == 1, "activation tables need per-tensor input and output parameters");
   ActivationLut lut;
+  lut.qmin_ = in.scheme.format.qmin();
+  lut.out_min_ = out.scheme.format.qmin();
+  lut.out_max_ = out.scheme.format.qmax();
+  return lut;
+}
+
+ActivationLut ActivationLut::build(Fn fn, const QuantParams& in, const QuantParams& out) {
+  ActivationLut lut = with_ranges(in, out);
   const IntFormat fi = in.scheme.format, fo = out.scheme.format;
-  lut.qmin_ = fi.qmin();
-  lut.out_min_ = fo.qmin();
-  lut.out_max_ = fo.qmax();
   const double s_in = in.scale[0], s_out = out.scale[0];
   const int32_t z_in = in.zero_point[0], z_out = out.zero_point[0];
   // The exact output, in output LSBs, of every input value (one beyond qmax too, the
@@ -65,36 +70,10 @@ ActivationLut ActivationLut::build(Fn fn, const QuantParams& in, const QuantPara
   fail("internal: no activation table meets its error bound");  // s = 0 is exact to 1/2 LSB
 }
 
-namespace {
-
-// activation_lookup's operations on one exact int64 value.
-struct ScalarLutOps {
-  using V = int64_t;
-  V splat(int32_t v) const { return v; }
-  V add(V a, V b) const { return a + b; }
-  V sub(V a, V b) const { return a - b; }
-  V shr(V v, int s) const { return v >> s; }
-  V mask(V v, int32_t m) const { return v & m; }
-  V gather(const int32_t* table, V i) const { return table[i]; }
-  V interp(V lo, V d, V fr, int shift, int total) const {
-    return rounding_shift_right_half_up(lo * (int64_t{1} << shift) + d * fr, total);
-  }
-  V interp_knots(const int32_t* table, V k, V fr, int shift, int total) const {
-    return gru_detail::interp_two_gathers(*this, table, k, fr, shift, total);
-  }
-  V clamp(V v, int32_t lo, int32_t hi) const { return saturate(v, lo, hi); }
-};
-
-}  // namespace
-
 ActivationLut ActivationLut::from_entries(const QuantParams& in, const QuantParams& out, std::vector<int32_t> entries,
                                           const std::string& what) {
-  require(in.size() == 1 && out.size() == 1, "activation tables need per-tensor input and output parameters");
-  ActivationLut lut;
-  const IntFormat fi = in.scheme.format, fo = out.scheme.format;
-  lut.qmin_ = fi.qmin();
-  lut.out_min_ = fo.qmin();
-  lut.out_max_ = fo.qmax();
+  ActivationLut lut = with_ranges(in, out);
+  const IntFormat fi = in.scheme.format;
   const int64_t count = int64_t{fi.qmax()} - fi.qmin() + 1;
   const int64_t n = static_cast<int64_t>(entries.size());
   if (fi.bits <= 8) {
@@ -117,7 +96,7 @@ ActivationLut ActivationLut::from_entries(const QuantParams& in, const QuantPara
 }
 
 int32_t ActivationLut::operator()(int32_t q) const {
-  return static_cast<int32_t>(gru_detail::activation_lookup(ScalarLutOps{}, *this, q));
+  return gru_detail::lookup_exact({table_.data(), qmin_, shift_, frac_bits_, {out_min_, out_max_}}, q);
 }
 
 }  // namespace fixq

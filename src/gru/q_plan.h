@@ -12,6 +12,8 @@
 #include "fixq/arith.h"
 #include "fixq/gemm.h"
 #include "fixq/qgru.h"
+#include "gru/q_lut_eval.h"
+#include "gru/q_unit_constants.h"
 #include "gru/q_unit_update.h"
 
 namespace fixq::gru_detail {
@@ -66,6 +68,15 @@ struct CellRefs {
   const FixedPointScale& ratio(UnitScale s) const { return *scale[static_cast<size_t>(s)]; }
   const ActivationLut& table(UnitLut l) const { return *lut[static_cast<size_t>(l)]; }
 };
+
+// The same constants as plain values, for the exact domain (q_unit_constants.h); the
+// pointers point into the plan.
+UnitConstants unit_constants(const CellRefs& c);
+
+// The plain view of a table that activation_lookup reads (q_lut_eval.h).
+inline LutView lut_view(const ActivationLut& l) {
+  return {l.table().data(), l.input_min(), l.shift(), l.frac_bits(), l.output_range()};
+}
 
 // The entries of a cell's three activation tables as a .fixq file stores them.
 struct StoredTables {

@@ -13,4 +13,20 @@ CellRefs::CellRefs(const CellPlan& p)
       bias_zp{p.z_pre.zp, p.r_pre.zp, p.rh_add_br.zp, p.g_pre.zp},
       q_one(p.q_one) {}
 
+UnitConstants unit_constants(const CellRefs& c) {
+  UnitConstants u{};
+  for (int o = 0; o < kOperands; ++o) {
+    u.zp[o] = c.operand[static_cast<size_t>(o)]->zp;
+    u.range[o] = c.operand[static_cast<size_t>(o)]->range;
+  }
+  for (int s = 0; s < kUnitScales; ++s) u.ratio[s] = *c.scale[static_cast<size_t>(s)];
+  for (int l = 0; l < kUnitLuts; ++l) u.lut[l] = lut_view(*c.lut[static_cast<size_t>(l)]);
+  for (int b = 0; b < kUnitBiases; ++b) {
+    u.bias[b] = c.bias[static_cast<size_t>(b)]->data();
+    u.bias_zp[b] = c.bias_zp[static_cast<size_t>(b)];
+  }
+  u.q_one = c.q_one;
+  return u;
+}
+
 }  // namespace fixq::gru_detail

@@ -1,5 +1,6 @@
-// run_cell: the fast loop with the best lane kernels the CPU has, for cells with a fast
-// plan, else the reference (q_plan.h); and the GRU's kernel list.
+// run_cell: the fast loop with the best lane kernels the CPU has (q_fast_registry.cpp), for
+// cells with a fast plan, else the reference (q_plan.h); and the two directions of a
+// bidirectional layer.
 #include <exception>
 #include <thread>
 #include <utility>
@@ -9,27 +10,6 @@
 #include "gru/q_fast.h"
 
 namespace fixq::gru_detail {
-
-cpu_detail::KernelRegistry<GruKernels>& registry() {
-  // The scalar family's path is the reference loop (q_step_intonly.cpp): no lane kernels.
-  static cpu_detail::KernelRegistry<GruKernels> r("gru", {
-                                                             {Isa::Avx512Bf16, nullptr},  // as avx512
-                                                             {Isa::Avx512Vbmi, &avx512vbmi::kGru},
-                                                             {Isa::Avx512, &avx512::kGru},
-                                                             {Isa::Avx2, &avx2::kGru},
-                                                             {Isa::Scalar, nullptr},
-                                                         });
-  return r;
-}
-
-const GruLaneKernels* active_lane_kernels() {
-  return registry().find([](const GruKernels& k) { return k.lanes; }).kernel;
-}
-
-std::string fast_kernel_name() {
-  const GruLaneKernels* k = active_lane_kernels();
-  return k != nullptr ? k->name : "reference loop (scalar)";
-}
 
 namespace {
 

@@ -46,36 +46,11 @@ RequantEpilogue requant_to(const OpQ& out, const std::vector<FixedPointScale>& s
   return e;
 }
 
-// The unit update (q_unit_update.h) on exact int64 values: every intermediate is bounded
-// far inside int64 (above), each result saturated to its operator's range.
-struct ExactDomain {
-  using V = int64_t;
-  const CellRefs& c;
-  size_t unit;
-
-  V sub(V a, V b) const { return a - b; }
-  V add(V a, V b) const { return a + b; }
-  V less_zp(Operand o, V v) const { return v - c.op(o).zp; }
-  V plus_zp(Operand o, V v) const { return v + c.op(o).zp; }
-  V sat(Operand o, V v) const { return saturate(v, c.op(o).range.qmin, c.op(o).range.qmax); }
-  V scale(UnitScale s, V v) const { return c.ratio(s).apply(v); }
-  V product(UnitScale s, V a, V b) const { return c.ratio(s).apply(a * b); }
-  V bias(UnitBias b) const {
-    const auto i = static_cast<size_t>(b);
-    return int64_t{(*c.bias[i])[unit]} + c.bias_zp[i];
-  }
-  V lut(UnitLut l, V v) const { return c.table(l)(static_cast<int32_t>(v)); }
-  V one_in_z_out() const { return c.q_one; }
-};
-
-// One hidden unit j of one batch item.
-int32_t update_unit(const CellRefs& refs, int64_t j, const void* wx, const void* rh, int32_t h) {
-  const int64_t H = static_cast<int64_t>(refs.bias[0]->size());
-  ExactDomain d{refs, static_cast<size_t>(j)};
-  const IntType wt = refs.op(Operand::Wx).storage, rt = refs.op(Operand::Rh).storage;
-  const UnitInputs<ExactDomain> in{load(wx, wt, j), load(wx, wt, H + j), load(wx, wt, 2 * H + j),
-                                   load(rh, rt, j), load(rh, rt, H + j), load(rh, rt, 2 * H + j), h};
-  return static_cast<int32_t>(unit_update(d, in));
+// One hidden unit j of one batch item: the exact domain (q_unit_constants.h).
+int32_t update_unit(const UnitConstants& c, IntType wt, IntType rt, int64_t H, int64_t j, const void* wx, const void* rh,
+                    int32_t h) {
+  return update_unit_exact(c, j, load(wx, wt, j), load(wx, wt, H + j), load(wx, wt, 2 * H + j), load(rh, rt, j),
+                           load(rh, rt, H + j), load(rh, rt, 2 * H + j), h);
 }
 
 }  // namespace
@@ -91,7 +66,7 @@ void run_cell_reference(const CellPlan& p, const void* q_x, int64_t steps, int64
   std::vector<char> rh(static_cast<size_t>(batch * H3) * static_cast<size_t>(int_type_bytes(p.rh.storage)));
   const RequantEpilogue rh_epilogue = requant_to(p.rh, p.rh_scale, &p.h.zp);
   auto length = [&](int64_t b) { return lengths.empty() ? steps : lengths[static_cast<size_t>(b)]; };
-  const CellRefs refs(p);
+  const UnitConstants unit = unit_constants(CellRefs(p));
 
   for (int64_t i = 0; i < steps; ++i) {
     gemm_requant(MatrixView{p.h.storage, q_h, batch, H, H}, p.r, rh_epilogue, rh.data(), H3);
@@ -103,7 +78,7 @@ void run_cell_reference(const CellPlan& p, const void* q_x, int64_t steps, int64
       const char* rh_row = rh.data() + static_cast<size_t>(b * H3) * static_cast<size_t>(int_type_bytes(p.rh.storage));
       for (int64_t j = 0; j < H; ++j) {
         const int32_t h_old = load(q_h, p.h.storage, b * H + j);
-        store(q_y, p.h.storage, (t * batch + b) * H + j, update_unit(refs, j, wx_row, rh_row, h_old));
+        store(q_y, p.h.storage, (t * batch + b) * H + j, update_unit(unit, p.wx.storage, p.rh.storage, H, j, wx_row, rh_row, h_old));
       }
     }
     // Commit the new states only after every unit has read the old ones (Rh used them).

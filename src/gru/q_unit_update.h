@@ -17,7 +17,12 @@
 //   V bias(UnitBias c)                    the unit's bias in the target's LSBs plus its zero point
 //   V lut(UnitLut l, V v)                 the activation table
 //   V one_in_z_out()                      1 in z_out's parameters (docs/spec.md 4.3)
+//
+// A formula header (fixq/host_device.h): a GPU backend evaluates the same body with a
+// device domain.
 #pragma once
+
+#include "fixq/host_device.h"
 
 namespace fixq::gru_detail {
 
@@ -38,7 +43,7 @@ struct UnitInputs {
 };
 
 template <class D>
-typename D::V unit_update(D& d, const UnitInputs<D>& in) {
+FIXQ_HOST_DEVICE typename D::V unit_update(D& d, const UnitInputs<D>& in) {
   using O = Operand;
   using S = UnitScale;
   // z = sigmoid(Wx_z + Rh_z + b_z), r likewise.

@@ -1,7 +1,5 @@
 // Reading GGUF files: the header (metadata and tensor infos) is parsed and checked once
 // when the file is opened; tensor data is read from the open file on demand.
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +13,7 @@
 
 #include "fixq/error.h"
 #include "fixq/gguf_file.h"
+#include "io/read_file.h"
 #include "fixq/lowp.h"
 
 static_assert(std::endian::native == std::endian::little, "GGUF data is copied byte for byte: fixq assumes a little-endian host");
@@ -34,16 +33,7 @@ template <class... Args>
 }
 
 void pread_exact(const std::string& path, int fd, void* dst, uint64_t n, uint64_t offset) {
-  auto* p = static_cast<char*>(dst);
-  while (n > 0) {
-    const ssize_t got = ::pread(fd, p, n, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) fail_io(errno, "gguf: ", path, ": read error");
-    if (got == 0) fail_file(path, "truncated: the file ended while reading it");
-    p += got;
-    n -= static_cast<uint64_t>(got);
-    offset += static_cast<uint64_t>(got);
-  }
+  io_detail::read_exact("gguf", path, fd, dst, n, static_cast<int64_t>(offset));
 }
 
 // Sequential reads of the header through a buffer, never past the end of the file: every
@@ -198,14 +188,9 @@ TensorInfo make_info(const std::string& path, std::string name, const std::vecto
 }  // namespace
 
 File::File(const std::string& path) : path_(path) {
-  do fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  while (fd_ < 0 && errno == EINTR);
-  if (fd_ < 0) fail_io(errno, "gguf: ", path, ": cannot open");
+  uint64_t size = 0;
+  fd_ = io_detail::open_regular_file("gguf", path, &size);
   try {
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0) fail_io(errno, "gguf: ", path, ": cannot stat");
-    if (!S_ISREG(st.st_mode)) fail_file(path, "not a regular file");
-    const auto size = static_cast<uint64_t>(st.st_size);
     HeaderReader in(path, fd_, size);
 
     char magic[4] = {};

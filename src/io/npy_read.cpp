@@ -1,7 +1,5 @@
 // Reading .npy files: the fixed prefix, the Python-dict header, then the data, each
 // checked against the file's real size before anything is read or allocated.
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bit>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "fixq/error.h"
+#include "io/read_file.h"
 #include "fixq/npy.h"
 
 static_assert(std::endian::native == std::endian::little,
@@ -35,15 +34,7 @@ template <class... Args>
 // An open file descriptor, closed on scope exit.
 class InputFile {
  public:
-  explicit InputFile(const std::string& path) : path_(path) {
-    do fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    while (fd_ < 0 && errno == EINTR);
-    if (fd_ < 0) fail_io(errno, "load_npy: ", path, ": cannot open");
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0) fail_io(errno, "load_npy: ", path, ": cannot stat");
-    if (!S_ISREG(st.st_mode)) fail_file(path, "not a regular file");
-    size_ = static_cast<uint64_t>(st.st_size);
-  }
+  explicit InputFile(const std::string& path) : path_(path), fd_(io_detail::open_regular_file("load_npy", path, &size_)) {}
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
   ~InputFile() { ::close(fd_); }
@@ -52,22 +43,12 @@ class InputFile {
 
   // Reads exactly n bytes; the callers have checked them against size(), so running
   // short means the file shrank meanwhile.
-  void read_exact(void* dst, uint64_t n) const {
-    auto* p = static_cast<char*>(dst);
-    while (n > 0) {
-      const ssize_t got = ::read(fd_, p, n);
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) fail_io(errno, "load_npy: ", path_, ": read error");
-      if (got == 0) fail_file(path_, "truncated: the file ended while reading it");
-      p += got;
-      n -= static_cast<uint64_t>(got);
-    }
-  }
+  void read_exact(void* dst, uint64_t n) const { io_detail::read_exact("load_npy", path_, fd_, dst, n, -1); }
 
  private:
   std::string path_;
-  int fd_ = -1;
   uint64_t size_ = 0;
+  int fd_ = -1;
 };
 
 struct Header {

@@ -1,7 +1,5 @@
 // Reading safetensors files: the header is read and checked once when the file is opened
 // (see io/safetensors_header.h); tensors are read from the open file on demand.
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bit>
@@ -14,6 +12,7 @@
 
 #include "fixq/error.h"
 #include "fixq/safetensors.h"
+#include "io/read_file.h"
 #include "io/safetensors_header.h"
 
 static_assert(std::endian::native == std::endian::little,
@@ -30,19 +29,9 @@ template <class... Args>
   fail("safetensors: ", path, ": ", what...);
 }
 
-// Reads exactly n bytes at offset; the offsets were checked against the file size at
-// open, so running short means the file shrank since.
+// Reads exactly n bytes at offset (checked against the file size at open).
 void pread_exact(const std::string& path, int fd, void* dst, uint64_t n, uint64_t offset) {
-  auto* p = static_cast<char*>(dst);
-  while (n > 0) {
-    const ssize_t got = ::pread(fd, p, n, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) fail_io(errno, "safetensors: ", path, ": read error");
-    if (got == 0) fail_file(path, "truncated: the file ended while reading it");
-    p += got;
-    n -= static_cast<uint64_t>(got);
-    offset += static_cast<uint64_t>(got);
-  }
+  io_detail::read_exact("safetensors", path, fd, dst, n, static_cast<int64_t>(offset));
 }
 
 // IEEE binary16 -> binary32, exact (every half is a float; NaN payloads are kept).
@@ -65,15 +54,10 @@ float bfloat16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<ui
 }  // namespace
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
-  do fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  while (fd_ < 0 && errno == EINTR);
-  if (fd_ < 0) fail_io(errno, "safetensors: ", path, ": cannot open");
+  uint64_t size = 0;
+  fd_ = io_detail::open_regular_file("safetensors", path, &size);
   // The constructor body owns fd_ until it completes: close it on the way out of a throw.
   try {
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0) fail_io(errno, "safetensors: ", path, ": cannot stat");
-    if (!S_ISREG(st.st_mode)) fail_file(path, "not a regular file");
-    const auto size = static_cast<uint64_t>(st.st_size);
     if (size < 8)
       fail_file(path, "truncated: ", size, " bytes, less than the 8-byte header length");
     unsigned char prefix[8];

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "cpu/registry.h"
 #include "fixq/lowp.h"
@@ -34,13 +35,33 @@ struct LowpKernels {
   MxKernels mx;
 };
 
-// Each family's table, in its own files; *_emulated only in the tests' SIMDe build.
-namespace scalar { extern const LowpKernels kLowp; }
-namespace avx2 { extern const LowpKernels kLowp; }
-namespace avx512 { extern const LowpKernels kLowp; }
-namespace avx512_emulated { extern const LowpKernels kLowp; }
+// The table of a family whose kernels are K::encode<T, O>, K::decode<T>,
+// K::mx_quantize<M> and K::mx_dequantize<M>.
+template <class K, size_t... T, size_t... M>
+constexpr LowpKernels make_lowp_kernels(std::index_sequence<T...>, std::index_sequence<M...>) {
+  LowpKernels k{};
+  ((k.convert.encode[T][0] = &K::template encode<static_cast<LowpType>(T), Overflow::Default>,
+    k.convert.encode[T][1] = &K::template encode<static_cast<LowpType>(T), Overflow::Saturate>,
+    k.convert.decode[T] = &K::template decode<static_cast<LowpType>(T)>),
+   ...);
+  ((k.mx.quantize[M] = &K::template mx_quantize<static_cast<MxType>(M)>,
+    k.mx.dequantize[M] = &K::template mx_dequantize<static_cast<MxType>(M)>),
+   ...);
+  return k;
+}
+template <class K>
+constexpr LowpKernels make_lowp_kernels() {
+  return make_lowp_kernels<K>(std::make_index_sequence<kLowpTypeCount>{}, std::make_index_sequence<kMxTypeCount>{});
+}
 
-// Best first, one entry per family (registry.cpp).
+// Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
+FIXQ_DECLARE_KERNEL_TABLES(LowpKernels, kLowp)
+
+// The tables of the families that bring kernels (registry.cpp).
 cpu_detail::KernelRegistry<LowpKernels>& registry();
+// This module's rows of fixq::active_kernels(): the kernel each operation runs now, picked
+// as the operations pick it (registry.cpp).
+std::vector<KernelChoice> report_kernels();
+
 
 }  // namespace fixq::lowp_detail

@@ -1,17 +1,14 @@
-// The low-precision float kernel list, best first: one line per instruction-set family.
+// The low-precision float kernel list: one entry per instruction-set family that brings
+// kernels.
 #include "lowp/kernels.h"
 
 namespace fixq::lowp_detail {
 
-cpu_detail::KernelRegistry<LowpKernels>& registry() {
-  static cpu_detail::KernelRegistry<LowpKernels> r("lowp", {
-                                                               {Isa::Avx512Bf16, nullptr},  // as avx512
-                                                               {Isa::Avx512Vbmi, nullptr},  // as avx512
-                                                               {Isa::Avx512, &avx512::kLowp},
-                                                               {Isa::Avx2, &avx2::kLowp},
-                                                               {Isa::Scalar, &scalar::kLowp},
-                                                           });
-  return r;
+FIXQ_KERNEL_REGISTRY(LowpKernels, "lowp", {Isa::Avx512, &avx512::kLowp}, {Isa::Avx2, &avx2::kLowp},
+                     {Isa::Scalar, &scalar::kLowp})
+
+std::vector<KernelChoice> report_kernels() {
+  return {cpu_detail::choice("float8/6/4 convert", registry(), [](const LowpKernels& k) { return k.convert.decode[0]; })};
 }
 
 }  // namespace fixq::lowp_detail

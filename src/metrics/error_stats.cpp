@@ -149,28 +149,16 @@ static ErrorStats stats_of(const float* reference, const float* approx, std::siz
   return s;
 }
 
-double rmse(const float* reference, const float* approx, std::size_t n) {
-  return stats_of(reference, approx, n).rmse();
-}
-
-double nmse(const float* reference, const float* approx, std::size_t n) {
-  return stats_of(reference, approx, n).nmse();
-}
-
-double mae(const float* reference, const float* approx, std::size_t n) {
-  return stats_of(reference, approx, n).mae();
-}
-
-double maxerr(const float* reference, const float* approx, std::size_t n) {
-  return stats_of(reference, approx, n).maxerr();
-}
-
-double cosine(const float* reference, const float* approx, std::size_t n) {
-  return stats_of(reference, approx, n).cosine();
-}
-
-double sqnr_db(const float* reference, const float* approx, std::size_t n) {
-  return stats_of(reference, approx, n).sqnr_db();
-}
+// rmse(reference, approx, n) and the other one-shot metrics of fixq/metrics.h: the
+// accumulator's metric of the same name over the whole pair.
+#define FIXQ_WHOLE_ARRAY_METRIC(metric) \
+  double metric(const float* reference, const float* approx, std::size_t n) { return stats_of(reference, approx, n).metric(); }
+FIXQ_WHOLE_ARRAY_METRIC(rmse)
+FIXQ_WHOLE_ARRAY_METRIC(nmse)
+FIXQ_WHOLE_ARRAY_METRIC(mae)
+FIXQ_WHOLE_ARRAY_METRIC(maxerr)
+FIXQ_WHOLE_ARRAY_METRIC(cosine)
+FIXQ_WHOLE_ARRAY_METRIC(sqnr_db)
+#undef FIXQ_WHOLE_ARRAY_METRIC
 
 }  // namespace fixq

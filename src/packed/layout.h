@@ -44,14 +44,14 @@ struct PackedKernels {
   MatmulKernel matmul;
 };
 
-// Each family's table, in its own file (matmul_<family>.cpp); *_emulated only in the
-// tests' SIMDe build.
-namespace scalar { extern const PackedKernels kPacked; }
-namespace avx2 { extern const PackedKernels kPacked; }
-namespace avx512 { extern const PackedKernels kPacked; }
-namespace avx512_emulated { extern const PackedKernels kPacked; }
+// Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
+FIXQ_DECLARE_KERNEL_TABLES(PackedKernels, kPacked)
 
-// Best first, one entry per family (registry.cpp).
+// The tables of the families that bring kernels (registry.cpp).
 cpu_detail::KernelRegistry<PackedKernels>& registry();
+// This module's rows of fixq::active_kernels(): the kernel each operation runs now, picked
+// as the operations pick it (registry.cpp).
+std::vector<KernelChoice> report_kernels();
+
 
 }  // namespace fixq::packed_detail

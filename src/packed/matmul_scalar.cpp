@@ -42,8 +42,7 @@ void matmul(const float* x, int64_t m, const View& w, float* y) {
 }  // namespace
 
 namespace scalar {
-extern const PackedKernels kPacked;
-const PackedKernels kPacked{matmul};
+FIXQ_KERNEL_TABLE(PackedKernels, kPacked, Isa::Scalar){matmul};
 }  // namespace scalar
 
 }  // namespace fixq::packed_detail

@@ -1,17 +1,14 @@
-// The packed-weights kernel list, best first: one line per instruction-set family.
+// The weight-only matmul kernel list: one entry per instruction-set family that brings
+// kernels.
 #include "packed/layout.h"
 
 namespace fixq::packed_detail {
 
-cpu_detail::KernelRegistry<PackedKernels>& registry() {
-  static cpu_detail::KernelRegistry<PackedKernels> r("packed", {
-                                                                   {Isa::Avx512Bf16, nullptr},  // as avx512
-                                                                   {Isa::Avx512Vbmi, nullptr},  // as avx512
-                                                                   {Isa::Avx512, &avx512::kPacked},
-                                                                   {Isa::Avx2, &avx2::kPacked},
-                                                                   {Isa::Scalar, &scalar::kPacked},
-                                                               });
-  return r;
+FIXQ_KERNEL_REGISTRY(PackedKernels, "packed", {Isa::Avx512, &avx512::kPacked}, {Isa::Avx2, &avx2::kPacked},
+                     {Isa::Scalar, &scalar::kPacked})
+
+std::vector<KernelChoice> report_kernels() {
+  return {cpu_detail::choice("packed weight-only matmul", registry(), [](const PackedKernels& k) { return k.matmul; })};
 }
 
 }  // namespace fixq::packed_detail

@@ -48,15 +48,27 @@ struct QuantTable {
   }
 };
 
-// Each family's table, in its own file (kernels_<family>.cpp); *_emulated only in the
-// tests' SIMDe build (src/cpu/x86.h).
-namespace scalar { extern const QuantTable kQuant; }
-namespace avx2 { extern const QuantTable kQuant; }
-namespace avx512 { extern const QuantTable kQuant; }
-namespace avx512_emulated { extern const QuantTable kQuant; }
+// The table of a family whose kernels are K::quantize<Q>, K::quantize_pc<Q>,
+// K::dequantize<Q> and K::dequantize_pc<Q>.
+template <class K>
+constexpr QuantTable make_quant_table() {
+  auto of = []<class Q>(Q*) {
+    return QuantKernels<Q>{&K::template quantize<Q>, &K::template quantize_pc<Q>, &K::template dequantize<Q>,
+                           &K::template dequantize_pc<Q>};
+  };
+  return {of(static_cast<int8_t*>(nullptr)), of(static_cast<uint8_t*>(nullptr)), of(static_cast<int16_t*>(nullptr)),
+          of(static_cast<uint16_t*>(nullptr)), of(static_cast<int32_t*>(nullptr))};
+}
 
-// Best first, one entry per family (registry.cpp).
+// Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
+FIXQ_DECLARE_KERNEL_TABLES(QuantTable, kQuant)
+
+// The tables of the families that bring kernels (registry.cpp).
 cpu_detail::KernelRegistry<QuantTable>& registry();
+// This module's rows of fixq::active_kernels(): the kernel each operation runs now, picked
+// as the operations pick it (registry.cpp).
+std::vector<KernelChoice> report_kernels();
+
 
 // The kernels the active features select, each operation picked on its own.
 template <class Q>

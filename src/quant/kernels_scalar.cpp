@@ -7,8 +7,11 @@ namespace fixq::quant_detail::scalar {
 
 namespace {
 
+// One element at a time: the definition.
+struct ElementKernels {
+
 template <class Q>
-int64_t quantize(const float* x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, Q* out) {
+static int64_t quantize(const float* x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, Q* out) {
   int64_t first_nan = -1;
   for (int64_t i = 0; i < n; ++i) {
     if (first_nan < 0 && std::isnan(x[i])) first_nan = i;
@@ -18,7 +21,7 @@ int64_t quantize(const float* x, int64_t n, float scale, int32_t zp, int32_t qmi
 }
 
 template <class Q>
-int64_t quantize_pc(const float* x, int64_t n, const float* scale, const int32_t* zp, int32_t qmin,
+static int64_t quantize_pc(const float* x, int64_t n, const float* scale, const int32_t* zp, int32_t qmin,
                     int32_t qmax, Q* out) {
   int64_t first_nan = -1;
   for (int64_t i = 0; i < n; ++i) {
@@ -29,7 +32,7 @@ int64_t quantize_pc(const float* x, int64_t n, const float* scale, const int32_t
 }
 
 template <class Q>
-int64_t dequantize(const Q* q, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, float* out) {
+static int64_t dequantize(const Q* q, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, float* out) {
   for (int64_t i = 0; i < n; ++i) {
     if (q[i] < qmin || q[i] > qmax) return i;
     out[i] = dequantize_element(q[i], scale, zp);
@@ -38,7 +41,7 @@ int64_t dequantize(const Q* q, int64_t n, float scale, int32_t zp, int32_t qmin,
 }
 
 template <class Q>
-int64_t dequantize_pc(const Q* q, int64_t n, const float* scale, const int32_t* zp, int32_t qmin,
+static int64_t dequantize_pc(const Q* q, int64_t n, const float* scale, const int32_t* zp, int32_t qmin,
                       int32_t qmax, float* out) {
   for (int64_t i = 0; i < n; ++i) {
     if (q[i] < qmin || q[i] > qmax) return i;
@@ -47,14 +50,10 @@ int64_t dequantize_pc(const Q* q, int64_t n, const float* scale, const int32_t* 
   return -1;
 }
 
-template <class Q>
-constexpr QuantKernels<Q> make() {
-  return {&quantize<Q>, &quantize_pc<Q>, &dequantize<Q>, &dequantize_pc<Q>};
-}
+};
 
 }  // namespace
 
-extern const QuantTable kQuant;
-const QuantTable kQuant{make<int8_t>(), make<uint8_t>(), make<int16_t>(), make<uint16_t>(), make<int32_t>()};
+FIXQ_KERNEL_TABLE(QuantTable, kQuant, Isa::Scalar){make_quant_table<ElementKernels>()};
 
 }  // namespace fixq::quant_detail::scalar

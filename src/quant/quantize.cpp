@@ -27,20 +27,32 @@ void check_storage(const QuantParams& p, const Shape& shape) {
 
 }  // namespace
 
+namespace {
+
+// The kernel of every run of the tensor (for_each_run): per_channel where each element has
+// its own parameters, else per_tensor; bad(i) for the first element a kernel reports.
+template <class In, class Out, class PerTensor, class PerChannel, class Bad>
+void run_kernels(const QuantParams& params, const Shape& shape, const In* in, Out* out, PerTensor per_tensor,
+                 PerChannel per_channel, Bad bad) {
+  const int32_t qmin = params.scheme.format.qmin(), qmax = params.scheme.format.qmax();
+  quant_detail::for_each_run(params.scheme, shape, [&](int64_t off, int64_t len, int64_t poff, bool per_elem) {
+    const int64_t i = per_elem ? per_channel(in + off, len, params.scale.data() + poff, params.zero_point.data() + poff,
+                                             qmin, qmax, out + off)
+                               : per_tensor(in + off, len, params.scale[poff], params.zero_point[poff], qmin, qmax, out + off);
+    if (i >= 0) bad(off + i);
+  });
+}
+
+}  // namespace
+
 template <class Q>
 void quantize(const float* x, const Shape& shape, const QuantParams& params, Q* out, NanPolicy nan) {
   check_storage<Q>(params, shape);
   require(x != nullptr && out != nullptr, "quantize: null data pointer");
   const auto k = quant_detail::active_kernels<Q>();
-  const int32_t qmin = params.scheme.format.qmin(), qmax = params.scheme.format.qmax();
-  quant_detail::for_each_run(params.scheme, shape, [&](int64_t off, int64_t len, int64_t poff, bool per_elem) {
-    const int64_t bad = per_elem ? k.quantize_pc(x + off, len, params.scale.data() + poff,
-                                                 params.zero_point.data() + poff, qmin, qmax, out + off)
-                                 : k.quantize(x + off, len, params.scale[poff], params.zero_point[poff],
-                                              qmin, qmax, out + off);
-    if (bad >= 0 && nan == NanPolicy::Error)
-      fail("element ", off + bad, " of the tensor to quantize is NaN (pass NanPolicy::ToZeroPoint",
-           " to map NaN to the zero point)");
+  run_kernels(params, shape, x, out, k.quantize, k.quantize_pc, [&](int64_t i) {
+    if (nan == NanPolicy::Error)
+      fail("element ", i, " of the tensor to quantize is NaN (pass NanPolicy::ToZeroPoint to map NaN to the zero point)");
   });
 }
 
@@ -49,15 +61,9 @@ void dequantize(const Q* q, const Shape& shape, const QuantParams& params, float
   check_storage<Q>(params, shape);
   require(q != nullptr && out != nullptr, "dequantize: null data pointer");
   const auto k = quant_detail::active_kernels<Q>();
-  const int32_t qmin = params.scheme.format.qmin(), qmax = params.scheme.format.qmax();
-  quant_detail::for_each_run(params.scheme, shape, [&](int64_t off, int64_t len, int64_t poff, bool per_elem) {
-    const int64_t bad = per_elem ? k.dequantize_pc(q + off, len, params.scale.data() + poff,
-                                                   params.zero_point.data() + poff, qmin, qmax, out + off)
-                                 : k.dequantize(q + off, len, params.scale[poff], params.zero_point[poff],
-                                                qmin, qmax, out + off);
-    if (bad >= 0)
-      fail("element ", off + bad, " = ", int64_t{q[off + bad]}, " is outside the ",
-           params.scheme.format.name(), " range [", qmin, ", ", qmax, "]");
+  run_kernels(params, shape, q, out, k.dequantize, k.dequantize_pc, [&](int64_t i) {
+    fail("element ", i, " = ", int64_t{q[i]}, " is outside the ", params.scheme.format.name(), " range [",
+         params.scheme.format.qmin(), ", ", params.scheme.format.qmax(), "]");
   });
 }
 

@@ -1,17 +1,14 @@
-// The quantize / dequantize kernel list, best first: one line per instruction-set family.
+// The quantize / dequantize kernel list: one entry per instruction-set family that brings
+// kernels.
 #include "quant/kernels.h"
 
 namespace fixq::quant_detail {
 
-cpu_detail::KernelRegistry<QuantTable>& registry() {
-  static cpu_detail::KernelRegistry<QuantTable> r("quantize", {
-                                                                  {Isa::Avx512Bf16, nullptr},  // as avx512
-                                                                  {Isa::Avx512Vbmi, nullptr},  // as avx512
-                                                                  {Isa::Avx512, &avx512::kQuant},
-                                                                  {Isa::Avx2, &avx2::kQuant},
-                                                                  {Isa::Scalar, &scalar::kQuant},
-                                                              });
-  return r;
+FIXQ_KERNEL_REGISTRY(QuantTable, "quantize", {Isa::Avx512, &avx512::kQuant}, {Isa::Avx2, &avx2::kQuant},
+                     {Isa::Scalar, &scalar::kQuant})
+
+std::vector<KernelChoice> report_kernels() {
+  return {cpu_detail::choice("quantize int8", registry(), [](const QuantTable& t) { return t.s8.quantize; })};
 }
 
 }  // namespace fixq::quant_detail

@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-#include "arith/int128.h"
+#include "fixq/arith.h"
 #include "fixq/arith.h"
 #include "fixq/error.h"
 

@@ -1,4 +1,4 @@
-// Array wrappers around the vector lane primitives (arith/lanes_avx2.h, lanes_avx512.h), so
+// Array wrappers around the vector lane primitives (arith/lane_scale_lanes.h over simd/lanes_<family>.h), so
 // the test can hold each family's vectors to the scalar lane definitions. Defined in
 // lane_checks_avx2.cpp and lane_checks_avx512.cpp (the latter also built against SIMDe, in
 // namespace avx512_emulated).

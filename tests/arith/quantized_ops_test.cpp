@@ -8,7 +8,7 @@
 #include <cmath>
 #include <random>
 
-#include "arith/int128.h"
+#include "fixq/arith.h"
 #include "fixq/arith.h"
 #include "fixq/error.h"
 

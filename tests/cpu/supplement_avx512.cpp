@@ -1,5 +1,5 @@
 // The byte-level wrappers of supplement_checks.h for every AVX-512 name of
-// src/cpu/simde_supplement.h: natively (namespace avx512, this file's -m flags) and, built a
+// tests/support/simde_supplement.h: natively (namespace avx512, this file's -m flags) and, built a
 // second time by tests/CMakeLists.txt, through SIMDe and the supplement (avx512_emulated).
 // Everything here has internal linkage but kOps, so no AVX-512 copy of an inline function
 // can stand in for a plain one elsewhere in the test binary.

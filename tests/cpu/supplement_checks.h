@@ -1,4 +1,4 @@
-// Byte-level wrappers around every intrinsic name src/cpu/simde_supplement.h defines, so
+// Byte-level wrappers around every intrinsic name tests/support/simde_supplement.h defines, so
 // tests/cpu/supplement_test.cpp can run each one natively (the hardware instruction) and as
 // the emulated kernels see it (SIMDe plus the supplement), and compare them bit for bit.
 // Defined in supplement_avx512.cpp and supplement_avx512bf16.cpp; tests/CMakeLists.txt

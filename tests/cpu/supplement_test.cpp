@@ -1,4 +1,4 @@
-// src/cpu/simde_supplement.h, the AVX-512 names SIMDe 0.7 lacks, against the instructions
+// tests/support/simde_supplement.h, the AVX-512 names SIMDe 0.7 lacks, against the instructions
 // they stand for. Every name runs on two paths: "avx512_simde", the supplement as the
 // emulated kernels see it (supplement_avx512*.cpp built with FIXQ_EMULATE_X86), and
 // "avx512", the hardware instruction (skipped where the CPU lacks the family). Both must

@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "arith/int128.h"
+#include "fixq/arith.h"
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fixq/cpu.h"
+#include "fixq/kernels.h"
 #include "fixq/gguf.h"
 #include "gguf/kernels.h"
 #include "support/registry_checks.h"

@@ -6,7 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "arith/int128.h"
+#include "fixq/arith.h"
 
 namespace fixq::gru_oracle {
 

@@ -4,6 +4,8 @@
 // sum of both bounds of dequantize-then-float-GEMM.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -75,10 +77,15 @@ void check_layer(const Layer& l, const std::vector<float>& x, int64_t m) {
   const std::vector<float> ref = dequantize_then_gemm(w, x, m);
   const double bound = gamma(l.k / l.groups + l.groups + 1), ref_bound = gamma(l.k + 1);
   test::PathGuard guard;
+  std::vector<float> scalar;
   for (const test::KernelPath& path : test::kernel_paths()) {
     test::use_path(path);
     std::vector<float> y(static_cast<size_t>(m * l.n), NAN);
     weight_only_matmul(x.data(), m, w, y.data());
+    // Every family computes the scalar kernel's operations in its order: the same bits.
+    if (path.isa == Isa::Scalar) scalar = y;
+    ASSERT_EQ(std::memcmp(y.data(), scalar.data(), y.size() * sizeof(float)), 0)
+        << path.name() << " differs from the scalar kernel: bits " << l.bits << " m " << m << " k " << l.k << " n " << l.n;
     for (size_t i = 0; i < y.size(); ++i) {
       const long double slack = e.abs[i] * 0x1p-50L;
       ASSERT_LE(std::fabs(y[i] - e.sum[i]), bound * e.abs[i] + slack)

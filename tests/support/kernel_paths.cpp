@@ -1,33 +1,18 @@
 #include "kernel_paths.h"
 
-#include "bf16/kernels.h"
 #include "cpu/registry.h"
-#include "gemm/kernels.h"
-#include "gguf/kernels.h"
-#include "gru/float_kernels.h"
-#include "gru/q_fast.h"
-#include "lowp/kernels.h"
-#include "packed/layout.h"
-#include "quant/kernels.h"
 
 namespace fixq::test {
 
 namespace {
 
-// Each module's AVX-512 family table compiled against SIMDe (tests/CMakeLists.txt builds
-// every src/*/*_avx512*.cpp a second time). One line per module and emulated family.
+// Each module's AVX-512 family tables compiled against SIMDe (tests/CMakeLists.txt builds
+// every src/*/*_avx512*.cpp a second time), installed into their registries from the
+// census of tables (src/cpu/registry.h), which the tests link whole.
 void install_emulated_kernels() {
   static const bool installed = [] {
-    gemm_detail::registry().install_emulated(Isa::Avx512, &gemm_detail::avx512_emulated::kGemm);
-    quant_detail::registry().install_emulated(Isa::Avx512, &quant_detail::avx512_emulated::kQuant);
-    gru_detail::registry().install_emulated(Isa::Avx512, &gru_detail::avx512_emulated::kGru);
-    gru_detail::registry().install_emulated(Isa::Avx512Vbmi, &gru_detail::avx512vbmi_emulated::kGru);
-    gru_float::registry().install_emulated(Isa::Avx512, &gru_float::avx512_emulated::kFloat);
-    gguf::detail::registry().install_emulated(Isa::Avx512, &gguf::detail::avx512_emulated::kGguf);
-    gguf::detail::registry().install_emulated(Isa::Avx512Vbmi, &gguf::detail::avx512vbmi_emulated::kGguf);
-    bf16_detail::registry().install_emulated(Isa::Avx512Bf16, &bf16_detail::avx512bf16_emulated::kBf16);
-    lowp_detail::registry().install_emulated(Isa::Avx512, &lowp_detail::avx512_emulated::kLowp);
-    packed_detail::registry().install_emulated(Isa::Avx512, &packed_detail::avx512_emulated::kPacked);
+    for (const cpu_detail::TableRecord& t : cpu_detail::recorded_tables())
+      if (t.emulated) t.install(t);
     return true;
   }();
   (void)installed;

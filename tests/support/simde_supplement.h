@@ -1,4 +1,4 @@
-// Private, tests only (src/cpu/x86.h with FIXQ_EMULATE_X86): the AVX-512 names the kernels
+// Private, tests only (tests/support/simde_x86.h): the AVX-512 names the kernels
 // use that SIMDe 0.7 (Debian 12's libsimde-dev) does not provide, written in portable C++
 // from the operation sections of Intel's intrinsics guide (the SDM's pseudo-code). Masked
 // loads read, and masked stores write, only the lanes of their mask, as the instructions'

@@ -1,0 +1,24 @@
+// The fast GRU step's kernel list, one line per instruction-set family that brings lane
+// kernels, and the choice among it.
+#include "gru/q_fast.h"
+
+namespace fixq::gru_detail {
+
+// The scalar family's path is the reference loop (q_step_intonly.cpp): no lane kernels.
+FIXQ_KERNEL_REGISTRY(GruKernels, "gru", {Isa::Avx512Vbmi, &avx512vbmi::kGru}, {Isa::Avx512, &avx512::kGru},
+                     {Isa::Avx2, &avx2::kGru})
+
+namespace {
+cpu_detail::Picked<const GruLaneKernels*> pick_lanes() {
+  return registry().find([](const GruKernels& k) { return k.lanes; });
+}
+}  // namespace
+
+const GruLaneKernels* active_lane_kernels() { return pick_lanes().kernel; }
+
+std::vector<KernelChoice> report_kernels() {
+  const auto k = pick_lanes();
+  return {{"gru step", k.kernel != nullptr ? k.kernel->name : "reference loop (scalar)", k.isa}};
+}
+
+}  // namespace fixq::gru_detail
