@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 static_assert(std::endian::native == std::endian::little, "GGUF blocks are little-endian");
 
@@ -202,6 +203,19 @@ static inline void quantize_blocks(const float* x, int64_t n_blocks, std::byte* 
 template <class Block, int Elements, class F>
 static inline void dequantize_blocks(const std::byte* in, int64_t n_blocks, float* y, F dequantize) {
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(Block), y += Elements) dequantize(load_block<Block>(in), y);
+}
+
+// sumf += term(x block, y block), block after block: ggml's dot loop of the formats whose
+// float part is one term per block (the term states its own association). term takes the
+// loaded blocks, or their bytes where it reads them itself.
+template <class BX, class BY, class Term>
+static inline float sum_block_terms(const std::byte* x, const std::byte* y, int64_t n_blocks, Term term) {
+  float sumf = 0.0f;
+  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BX), y += sizeof(BY)) {
+    if constexpr (std::is_invocable_v<Term, const BX&, const BY&>) sumf += term(load_block<BX>(x), load_block<BY>(y));
+    else sumf += term(x, y);
+  }
+  return sumf;
 }
 
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K / Q5_K block (ggml's

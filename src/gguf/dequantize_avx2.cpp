@@ -197,12 +197,28 @@ void dequantize_q3_k_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   }
 }
 
+namespace {
+
+// The scale fields of a Q4_K or Q5_K block: its packed 6-bit scales and mins, d and dmin.
+struct K4Fields {
+  const uint8_t* scales;
+  float d, dmin;
+};
+template <class Block>
+K4Fields k4_fields(const std::byte* in) {
+  return {reinterpret_cast<const uint8_t*>(in) + offsetof(Block, scales), load_fp16(in + offsetof(Block, d)),
+          load_fp16(in + offsetof(Block, dmin))};
+}
+
+}  // namespace
+
 void dequantize_q4_k_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   const __m256i low4 = _mm256_set1_epi32(0x0F);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ4_K), y += kQK_K) {
     const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const uint8_t* scales = b + offsetof(BlockQ4_K, scales);
-    const float d = load_fp16(in + offsetof(BlockQ4_K, d)), dmin = load_fp16(in + offsetof(BlockQ4_K, dmin));
+    const K4Fields f = k4_fields<BlockQ4_K>(in);
+    const uint8_t* scales = f.scales;
+    const float d = f.d, dmin = f.dmin;
     for (int k = 0; k < 4; ++k) {  // 64 elements: sub-block 2k in the low nibbles, 2k + 1 in the high
       uint8_t sc, m;
       scale_min_k4(2 * k, scales, &sc, &m);
@@ -226,8 +242,9 @@ void dequantize_q5_k_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   const __m256i sixteen = _mm256_set1_epi8(16);
   for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockQ5_K), y += kQK_K) {
     const auto* b = reinterpret_cast<const uint8_t*>(in);
-    const uint8_t* scales = b + offsetof(BlockQ5_K, scales);
-    const float d = load_fp16(in + offsetof(BlockQ5_K, d)), dmin = load_fp16(in + offsetof(BlockQ5_K, dmin));
+    const K4Fields f = k4_fields<BlockQ5_K>(in);
+    const uint8_t* scales = f.scales;
+    const float d = f.d, dmin = f.dmin;
     const __m256i qh = load32(b + offsetof(BlockQ5_K, qh));
     for (int k = 0; k < 4; ++k) {  // qs: 32 bytes per 64 elements
       const __m256i q = load32(b + offsetof(BlockQ5_K, qs) + 32 * k);

@@ -42,74 +42,60 @@ constexpr int8_t kMxfp4Plus12[16] = {12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10,
 }  // namespace
 
 float dot_q4_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  float sumf = 0.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ4_0), y += sizeof(BlockQ8_0)) {
+  return sum_block_terms<BlockQ4_0, BlockQ8_0>(x, y, n_blocks, [](const std::byte* x, const std::byte* y) {
     const int32_t sumi =
         dot_u_offset(nibbles_lo_hi(load16(x + offsetof(BlockQ4_0, qs))), load32(y + offsetof(BlockQ8_0, qs)), 8);
-    sumf += to_f32(sumi) * load_fp16(x + offsetof(BlockQ4_0, d)) * load_fp16(y + offsetof(BlockQ8_0, d));
-  }
-  return sumf;
+    return to_f32(sumi) * load_fp16(x + offsetof(BlockQ4_0, d)) * load_fp16(y + offsetof(BlockQ8_0, d));
+  });
 }
 
 float dot_q4_1_q8_1_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  float sumf = 0.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ4_1), y += sizeof(BlockQ8_1)) {
+  return sum_block_terms<BlockQ4_1, BlockQ8_1>(x, y, n_blocks, [](const std::byte* x, const std::byte* y) {
     const int32_t sumi = dot_u(nibbles_lo_hi(load16(x + offsetof(BlockQ4_1, qs))), load32(y + offsetof(BlockQ8_1, qs)));
-    sumf += load_fp16(x + offsetof(BlockQ4_1, d)) * load_fp16(y + offsetof(BlockQ8_1, d)) * to_f32(sumi) +
-            load_fp16(x + offsetof(BlockQ4_1, m)) * load_fp16(y + offsetof(BlockQ8_1, s));
-  }
-  return sumf;
+    return load_fp16(x + offsetof(BlockQ4_1, d)) * load_fp16(y + offsetof(BlockQ8_1, d)) * to_f32(sumi) +
+           load_fp16(x + offsetof(BlockQ4_1, m)) * load_fp16(y + offsetof(BlockQ8_1, s));
+  });
 }
 
 float dot_q5_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  float sumf = 0.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ5_0), y += sizeof(BlockQ8_0)) {
+  return sum_block_terms<BlockQ5_0, BlockQ8_0>(x, y, n_blocks, [](const std::byte* x, const std::byte* y) {
     const __m256i u = q5_codes(x + offsetof(BlockQ5_0, qs), x + offsetof(BlockQ5_0, qh));
     const int32_t sumi = dot_u_offset(u, load32(y + offsetof(BlockQ8_0, qs)), 16);
-    sumf += load_fp16(x + offsetof(BlockQ5_0, d)) * load_fp16(y + offsetof(BlockQ8_0, d)) * to_f32(sumi);
-  }
-  return sumf;
+    return load_fp16(x + offsetof(BlockQ5_0, d)) * load_fp16(y + offsetof(BlockQ8_0, d)) * to_f32(sumi);
+  });
 }
 
 float dot_q5_1_q8_1_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  float sumf = 0.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ5_1), y += sizeof(BlockQ8_1)) {
+  return sum_block_terms<BlockQ5_1, BlockQ8_1>(x, y, n_blocks, [](const std::byte* x, const std::byte* y) {
     const __m256i u = q5_codes(x + offsetof(BlockQ5_1, qs), x + offsetof(BlockQ5_1, qh));
     const int32_t sumi = dot_u(u, load32(y + offsetof(BlockQ8_1, qs)));
-    sumf += load_fp16(x + offsetof(BlockQ5_1, d)) * load_fp16(y + offsetof(BlockQ8_1, d)) * to_f32(sumi) +
-            load_fp16(x + offsetof(BlockQ5_1, m)) * load_fp16(y + offsetof(BlockQ8_1, s));
-  }
-  return sumf;
+    return load_fp16(x + offsetof(BlockQ5_1, d)) * load_fp16(y + offsetof(BlockQ8_1, d)) * to_f32(sumi) +
+           load_fp16(x + offsetof(BlockQ5_1, m)) * load_fp16(y + offsetof(BlockQ8_1, s));
+  });
 }
 
 float dot_q8_0_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  float sumf = 0.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockQ8_0), y += sizeof(BlockQ8_0)) {
+  return sum_block_terms<BlockQ8_0, BlockQ8_0>(x, y, n_blocks, [](const std::byte* x, const std::byte* y) {
     const int32_t sumi = dot_i8(load32(x + offsetof(BlockQ8_0, qs)), load32(y + offsetof(BlockQ8_0, qs)));
-    sumf += to_f32(sumi) * (load_fp16(x + offsetof(BlockQ8_0, d)) * load_fp16(y + offsetof(BlockQ8_0, d)));
-  }
-  return sumf;
+    return to_f32(sumi) * (load_fp16(x + offsetof(BlockQ8_0, d)) * load_fp16(y + offsetof(BlockQ8_0, d)));
+  });
 }
 
 float dot_iq4_nl_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  float sumf = 0.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockIq4Nl), y += sizeof(BlockQ8_0)) {
+  return sum_block_terms<BlockIq4Nl, BlockQ8_0>(x, y, n_blocks, [](const std::byte* x, const std::byte* y) {
     const __m256i v = lookup16(kIq4nlValues, nibbles_lo_hi(load16(x + offsetof(BlockIq4Nl, qs))));
     const int32_t sumi = dot_i8(v, load32(y + offsetof(BlockQ8_0, qs)));
-    sumf += load_fp16(y + offsetof(BlockQ8_0, d)) * load_fp16(x + offsetof(BlockIq4Nl, d)) * to_f32(sumi);
-  }
-  return sumf;
+    return load_fp16(y + offsetof(BlockQ8_0, d)) * load_fp16(x + offsetof(BlockIq4Nl, d)) * to_f32(sumi);
+  });
 }
 
 float dot_mxfp4_q8_0_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  float sumf = 0.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockMxfp4), y += sizeof(BlockQ8_0)) {
+  return sum_block_terms<BlockMxfp4, BlockQ8_0>(x, y, n_blocks, [](const std::byte* x, const std::byte* y) {
     const __m256i u = lookup16(kMxfp4Plus12, nibbles_lo_hi(load16(x + offsetof(BlockMxfp4, qs))));
     const int32_t sumi = dot_u_offset(u, load32(y + offsetof(BlockQ8_0, qs)), 12);
-    sumf += load_fp16(y + offsetof(BlockQ8_0, d)) * e8m0_half(static_cast<uint8_t>(x[offsetof(BlockMxfp4, e)])) *
-            to_f32(sumi);
-  }
-  return sumf;
+    return load_fp16(y + offsetof(BlockQ8_0, d)) * e8m0_half(static_cast<uint8_t>(x[offsetof(BlockMxfp4, e)])) *
+             to_f32(sumi);
+  });
 }
 
 }  // namespace fixq::gguf::detail

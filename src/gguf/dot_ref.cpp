@@ -56,15 +56,6 @@ void k4_scales(const uint8_t* packed, int* scales) {
   }
 }
 
-// sumf += term(x block, y block), block after block: ggml's loop of the formats whose float
-// part is one term per block (the term states its own association).
-template <class BX, class BY, class Term>
-float sum_block_terms(const std::byte* x, const std::byte* y, int64_t n_blocks, Term term) {
-  float sumf = 0.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BX), y += sizeof(BY)) sumf += term(load_block<BX>(x), load_block<BY>(y));
-  return sumf;
-}
-
 // Q3_K ... Q6_K: per super-block the codes a[] and their Groups scales (codes(bx, a,
 // scales)), the eight lanes added with weight dx * dy; with kMins, ggml's Q4_K / Q5_K term
 // sumf -= (dmin * dy) * float(bsums . mins) too.

@@ -9,13 +9,23 @@
 
 namespace fixq::gguf::detail {
 
-float make_qx_quants_rmse1(int n, int nmax, const float* x, int8_t* L) {
+namespace {
+
+// The group's element of largest magnitude (signed) in *max; false, with every code L[i]
+// zero, for a group whose magnitudes all lie below kGroupMaxEps (ggml: a zero group).
+bool group_max(const float* x, int n, int8_t* L, float* max) {
   float amax;
-  const float max = signed_absmax(x, n, &amax);
-  if (amax < kGroupMaxEps) {
-    std::fill(L, L + n, int8_t{0});
-    return 0.0f;
-  }
+  *max = signed_absmax(x, n, &amax);
+  if (amax >= kGroupMaxEps) return true;
+  std::fill(L, L + n, int8_t{0});
+  return false;
+}
+
+}  // namespace
+
+float make_qx_quants_rmse1(int n, int nmax, const float* x, int8_t* L) {
+  float max;
+  if (!group_max(x, n, L, &max)) return 0.0f;
   float iscale = static_cast<float>(-nmax) / max;
   float sumlx = 0.0f, suml2 = 0.0f;
   for (int i = 0; i < n; ++i) {
@@ -48,12 +58,8 @@ float make_qx_quants_rmse1(int n, int nmax, const float* x, int8_t* L) {
 }
 
 float make_q3_quants_rmse(int n, int nmax, const float* x, int8_t* L) {
-  float amax;
-  const float max = signed_absmax(x, n, &amax);
-  if (amax < kGroupMaxEps) {
-    std::fill(L, L + n, int8_t{0});
-    return 0.0f;
-  }
+  float max;
+  if (!group_max(x, n, L, &max)) return 0.0f;
   const float iscale = static_cast<float>(-nmax) / max;
   float sumlx = 0.0f, suml2 = 0.0f;
   for (int i = 0; i < n; ++i) {

@@ -110,19 +110,31 @@ constexpr ByteIndex kQ8HighHalves = byte_index([](int i) { return (i / 16) * kQ8
 // Byte 8g + 2k + i: byte i of block k's d (window [0, 128) of group g), for the fp16 of block 4g + k.
 constexpr ByteIndex kQ8Scales = byte_index([](int i) { return (i % 8) / 2 * kQ8_0 + i % 2; });
 
+// Groups of four Q8_0 blocks read whole (activations of 16 or 8 blocks): each group's quants
+// picked from its window into lo[g] (by lo_index) and from the window 8 bytes on into hi[g]
+// (by hi_index), its blocks' fp16 d into scale_bytes bytes of a vector (by scale_index),
+// and all of it stored into p (lo, hi, d).
+template <int Groups, class Halves>
+FIXQ_GGUF_INLINE void pick_q8_quants(const std::byte* y, const ByteIndex& lo_index, const ByteIndex& hi_index,
+                                     const ByteIndex& scale_index, int scale_bytes, Halves* p, __m512i* lo, __m512i* hi) {
+  const __mmask64 scale_mask = (__mmask64{1} << scale_bytes) - 1;
+  __m512i d16 = _mm512_setzero_si512();
+  for (int g = 0; g < Groups; ++g) {
+    const Window w(y + 4 * g * kQ8_0), w8(y + 4 * g * kQ8_0 + 8);
+    lo[g] = w.pick(lo_index);
+    hi[g] = w8.pick(hi_index);
+    d16 = _mm512_or_si512(d16, w.pick(scale_mask << (scale_bytes * g), scale_index));
+    _mm512_store_si512(p->lo[g], lo[g]);
+    _mm512_store_si512(p->hi[g], hi[g]);
+  }
+  _mm512_store_ps(p->d, _mm512_cvtph_ps(_mm512_castsi512_si256(d16)));
+}
+
 void prepare_q8_0(const std::byte* y, int64_t chunk, int64_t blocks, Q8Halves* p) {
   y += static_cast<std::size_t>(chunk) * 16 * sizeof(BlockQ8_0);
   if (blocks == 16) {  // 544 bytes, read whole
-    __m512i lo[4], hi[4], d16 = _mm512_setzero_si512();
-    for (int g = 0; g < 4; ++g) {
-      const Window w(y + 4 * g * kQ8_0), w8(y + 4 * g * kQ8_0 + 8);
-      lo[g] = w.pick(kQ8LowHalves);
-      hi[g] = w8.pick(kQ8HighHalves);
-      d16 = _mm512_or_si512(d16, w.pick(__mmask64{0xFF} << (8 * g), kQ8Scales));
-      _mm512_store_si512(p->lo[g], lo[g]);
-      _mm512_store_si512(p->hi[g], hi[g]);
-    }
-    _mm512_store_ps(p->d, _mm512_cvtph_ps(_mm512_castsi512_si256(d16)));
+    __m512i lo[4], hi[4];
+    pick_q8_quants<4>(y, kQ8LowHalves, kQ8HighHalves, kQ8Scales, 8, p, lo, hi);
     _mm512_store_si512(p->sum128, sums_times_128(lo, hi));
     return;
   }
@@ -294,16 +306,8 @@ struct Nvfp4 : TermsFormat<BlockNvfp4, 4, 4, Nvfp4Halves> {
   static void prepare(const std::byte* y, int64_t chunk, int64_t blocks, Prepared* p) {
     y += static_cast<std::size_t>(chunk) * 8 * sizeof(BlockQ8_0);
     if (blocks == kChunk) {  // 272 bytes, read whole
-      __m512i lo[2], hi[2], d16 = _mm512_setzero_si512();
-      for (int h = 0; h < 2; ++h) {
-        const Window w(y + 4 * h * kQ8_0), w8(y + 4 * h * kQ8_0 + 8);
-        lo[h] = w.pick(kQ8Index);
-        hi[h] = w8.pick(kQ8Index);
-        d16 = _mm512_or_si512(d16, w.pick(__mmask64{0xFFFF} << (16 * h), kQ8Scales));
-        _mm512_store_si512(p->lo[h], lo[h]);
-        _mm512_store_si512(p->hi[h], hi[h]);
-      }
-      _mm512_store_ps(p->d, _mm512_cvtph_ps(_mm512_castsi512_si256(d16)));
+      __m512i lo[2], hi[2];
+      pick_q8_quants<2>(y, kQ8Index, kQ8Index, kQ8Scales, 16, p, lo, hi);
       const __m512i ones = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
       const __m512i sums = sum_lane_pairs(_mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, ones, lo[0]), ones, hi[0]),
                                           _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, ones, lo[1]), ones, hi[1]));

@@ -70,37 +70,39 @@ __m256i q8_codes(const float* x, float id, int32_t* sum) {
 
 }  // namespace
 
-void quantize_q8_0_avx2(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK, out += sizeof(BlockQ8_0)) {
+namespace {
+
+// Q8_0 and Q8_1 (which also stores s = d * sum of its codes): d = absmax / 127 and the
+// codes round(x / d); a block whose 1 / d is not finite goes through the reference.
+template <class Block, bool kSum>
+void quantize_q8_32(const float* x, int64_t n_blocks, std::byte* out, void (*reference)(const float*, int64_t, std::byte*)) {
+  for (int64_t i = 0; i < n_blocks; ++i, x += kQK, out += sizeof(Block)) {
     const float d = absmax(x, kQK) / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     if (!std::isfinite(id)) {
-      quantize_q8_0_ref(x, 1, out);
+      reference(x, 1, out);
       continue;
     }
-    const uint16_t dh = fp32_to_fp16(d);
     int32_t sum;
     const __m256i q = q8_codes(x, id, &sum);
-    __builtin_memcpy(out + offsetof(BlockQ8_0, d), &dh, sizeof dh);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + offsetof(BlockQ8_0, qs)), q);
+    const uint16_t dh = fp32_to_fp16(d);
+    __builtin_memcpy(out + offsetof(Block, d), &dh, sizeof dh);
+    if constexpr (kSum) {
+      const uint16_t sh = fp32_to_fp16(static_cast<float>(sum) * d);
+      __builtin_memcpy(out + offsetof(Block, s), &sh, sizeof sh);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + offsetof(Block, qs)), q);
   }
 }
 
+}  // namespace
+
+void quantize_q8_0_avx2(const float* x, int64_t n_blocks, std::byte* out) {
+  quantize_q8_32<BlockQ8_0, false>(x, n_blocks, out, quantize_q8_0_ref);
+}
+
 void quantize_q8_1_avx2(const float* x, int64_t n_blocks, std::byte* out) {
-  for (int64_t i = 0; i < n_blocks; ++i, x += kQK, out += sizeof(BlockQ8_1)) {
-    const float d = absmax(x, kQK) / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    if (!std::isfinite(id)) {
-      quantize_q8_1_ref(x, 1, out);
-      continue;
-    }
-    int32_t sum;
-    const __m256i q = q8_codes(x, id, &sum);
-    const uint16_t dh = fp32_to_fp16(d), sh = fp32_to_fp16(static_cast<float>(sum) * d);
-    __builtin_memcpy(out + offsetof(BlockQ8_1, d), &dh, sizeof dh);
-    __builtin_memcpy(out + offsetof(BlockQ8_1, s), &sh, sizeof sh);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + offsetof(BlockQ8_1, qs)), q);
-  }
+  quantize_q8_32<BlockQ8_1, true>(x, n_blocks, out, quantize_q8_1_ref);
 }
 
 void quantize_q8_k_avx2(const float* x, int64_t n_blocks, std::byte* out) {

@@ -124,13 +124,24 @@ void quantize_q2_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
   });
 }
 
+namespace {
+
+// The scale search(values, codes) of each of the 16 sub-blocks of 16 (Q3_K, Q6_K), into
+// scales and L; the scale of largest magnitude, signed (its magnitude in *amax).
+template <class Search>
+float sub_block_scales(const float* x, int8_t* L, float* scales, float* amax, Search search) {
+  for (int j = 0; j < 16; ++j) scales[j] = search(x + 16 * j, L + 16 * j);
+  return signed_absmax(scales, 16, amax);
+}
+
+}  // namespace
+
 void quantize_q3_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
   quantize_blocks<BlockQ3_K, kQK_K>(x, n_blocks, out, [](const float* x, BlockQ3_K& b) {
     int8_t L[kQK_K];
-    float scales[16];
-    for (int j = 0; j < 16; ++j) scales[j] = make_q3_quants_rmse(16, 4, x + 16 * j, L + 16 * j);
-    float amax;
-    const float max_scale = signed_absmax(scales, 16, &amax);
+    float scales[16], amax;
+    const float max_scale =
+        sub_block_scales(x, L, scales, &amax, [](const float* v, int8_t* l) { return make_q3_quants_rmse(16, 4, v, l); });
     std::fill(b.scales, b.scales + 12, uint8_t{0});
     if (max_scale != 0.0f) {
       const float iscale = -32.0f / max_scale;
@@ -201,10 +212,9 @@ void quantize_q5_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
 void quantize_q6_k_ref(const float* x, int64_t n_blocks, std::byte* out) {
   quantize_blocks<BlockQ6_K, kQK_K>(x, n_blocks, out, [](const float* x, BlockQ6_K& b) {
     int8_t L[kQK_K];
-    float scales[16];
-    for (int ib = 0; ib < 16; ++ib) scales[ib] = make_qx_quants_rmse1(16, 32, x + 16 * ib, L + 16 * ib);
-    float max_abs_scale;
-    const float max_scale = signed_absmax(scales, 16, &max_abs_scale);
+    float scales[16], max_abs_scale;
+    const float max_scale = sub_block_scales(x, L, scales, &max_abs_scale,
+                                             [](const float* v, int8_t* l) { return make_qx_quants_rmse1(16, 32, v, l); });
     if (max_abs_scale < kGroupMaxEps) {  // an all-zero block
       std::memset(&b, 0, sizeof b);
       return;

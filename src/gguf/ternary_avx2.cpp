@@ -97,28 +97,29 @@ void dequantize_tq2_0_avx2(const std::byte* in, int64_t n_blocks, float* y) {
   }
 }
 
-float dot_tq1_0_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  float sumf = 0.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockTq1_0), y += sizeof(BlockQ8_K)) {
+namespace {
+
+// sumf += float(sumi) * (dx * dy) per block (ggml's tq2_0 writes dy * dx: the same product),
+// the codes of each 32 elements from codes(block, f(k, u)).
+template <class Block, class Codes>
+float dot_ternary(const std::byte* x, const std::byte* y, int64_t n_blocks, Codes codes) {
+  return sum_block_terms<Block, BlockQ8_K>(x, y, n_blocks, [&](const std::byte* x, const std::byte* y) {
     __m256i acc = _mm256_setzero_si256();
     const std::byte* q8 = y + offsetof(BlockQ8_K, qs);
-    tq1_digits(x, [&](int k, __m256i u) { acc = _mm256_add_epi16(acc, ternary_pairs(u, load32(q8 + 32 * k))); });
+    codes(x, [&](int k, __m256i u) { acc = _mm256_add_epi16(acc, ternary_pairs(u, load32(q8 + 32 * k))); });
     const int32_t sumi = hsum_i32(_mm256_madd_epi16(acc, _mm256_set1_epi16(1)));
-    sumf += to_f32(sumi) * (load_fp16(x + offsetof(BlockTq1_0, d)) * load_f32(y + offsetof(BlockQ8_K, d)));
-  }
-  return sumf;
+    return to_f32(sumi) * (load_fp16(x + offsetof(Block, d)) * load_f32(y + offsetof(BlockQ8_K, d)));
+  });
+}
+
+}  // namespace
+
+float dot_tq1_0_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
+  return dot_ternary<BlockTq1_0>(x, y, n_blocks, [](const std::byte* b, auto f) { tq1_digits(b, f); });
 }
 
 float dot_tq2_0_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
-  float sumf = 0.0f;
-  for (int64_t i = 0; i < n_blocks; ++i, x += sizeof(BlockTq2_0), y += sizeof(BlockQ8_K)) {
-    __m256i acc = _mm256_setzero_si256();
-    const std::byte* q8 = y + offsetof(BlockQ8_K, qs);
-    tq2_codes(x, [&](int k, __m256i u) { acc = _mm256_add_epi16(acc, ternary_pairs(u, load32(q8 + 32 * k))); });
-    const int32_t sumi = hsum_i32(_mm256_madd_epi16(acc, _mm256_set1_epi16(1)));
-    sumf += to_f32(sumi) * (load_f32(y + offsetof(BlockQ8_K, d)) * load_fp16(x + offsetof(BlockTq2_0, d)));
-  }
-  return sumf;
+  return dot_ternary<BlockTq2_0>(x, y, n_blocks, [](const std::byte* b, auto f) { tq2_codes(b, f); });
 }
 
 }  // namespace fixq::gguf::detail

@@ -11,6 +11,7 @@
 #include <set>
 #include <utility>
 
+#include "io/narrow.h"
 #include "fixq/error.h"
 #include "fixq/gguf_file.h"
 #include "io/read_file.h"
@@ -375,16 +376,8 @@ std::vector<float> File::read_f32(const TensorInfo& t) const {
     lowp_decode(n == "f16" ? LowpType::Fp16 : LowpType::Bf16, bits.data(), static_cast<int64_t>(bits.size()), out.data());
     return out;
   }
-  if (n == "f64") {
-    const std::vector<double> wide = as_values<double>(raw);
-    std::vector<float> out(wide.size());
-    for (std::size_t i = 0; i < wide.size(); ++i) {
-      if (std::isfinite(wide[i]) && std::fabs(wide[i]) > std::numeric_limits<float>::max())
-        fail_file(path_, "tensor '", printable(t.name), "': f64 element ", i, " = ", wide[i], " is beyond the float32 range");
-      out[i] = static_cast<float>(wide[i]);
-    }
-    return out;
-  }
+  if (n == "f64")
+    return io_detail::narrow_to_float32(as_values<double>(raw), "gguf: " + path_ + ": tensor '" + printable(t.name) + "': f64");
   if (n == "i8") return ints_to_float<int8_t>(path_, t, raw);
   if (n == "i16") return ints_to_float<int16_t>(path_, t, raw);
   if (n == "i32") return ints_to_float<int32_t>(path_, t, raw);

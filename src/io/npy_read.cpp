@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "fixq/error.h"
+#include "io/narrow.h"
+#include "io/npy_types.h"
 #include "io/read_file.h"
 #include "fixq/npy.h"
 
@@ -295,34 +297,13 @@ std::vector<float> load_npy_f32(const std::string& path, Shape* shape) {
     fail_file(path, "dtype is '", npy.dtype,
               "' but float32 was asked for ('<f4', or '<f8' to be rounded); convert with "
               "a.astype('<f4')");
-  const std::vector<double> wide = read_values<double>(npy, shape);
-  std::vector<float> values(wide.size());
-  for (std::size_t i = 0; i < wide.size(); ++i) {
-    // Checked before the conversion, which is not defined for out-of-range values.
-    if (std::isfinite(wide[i]) && std::fabs(wide[i]) > std::numeric_limits<float>::max())
-      fail_file(path, "float64 element ", i, " = ", wide[i], " is beyond the float32 range");
-    values[i] = static_cast<float>(wide[i]);
-  }
-  return values;
+  return io_detail::narrow_to_float32(read_values<double>(npy, shape), "load_npy: " + path + ": float64");
 }
 
-std::vector<int8_t> load_npy_i8(const std::string& path, Shape* shape) {
-  return load_exact<int8_t>(path, "|i1", shape);
-}
-std::vector<uint8_t> load_npy_u8(const std::string& path, Shape* shape) {
-  return load_exact<uint8_t>(path, "|u1", shape);
-}
-std::vector<int16_t> load_npy_i16(const std::string& path, Shape* shape) {
-  return load_exact<int16_t>(path, "<i2", shape);
-}
-std::vector<uint16_t> load_npy_u16(const std::string& path, Shape* shape) {
-  return load_exact<uint16_t>(path, "<u2", shape);
-}
-std::vector<int32_t> load_npy_i32(const std::string& path, Shape* shape) {
-  return load_exact<int32_t>(path, "<i4", shape);
-}
-std::vector<int64_t> load_npy_i64(const std::string& path, Shape* shape) {
-  return load_exact<int64_t>(path, "<i8", shape);
-}
+// The integer loaders: the exact dtype, no conversion.
+#define FIXQ_NPY_LOAD(suffix, T, dtype) \
+  std::vector<T> load_npy_##suffix(const std::string& path, Shape* shape) { return load_exact<T>(path, dtype, shape); }
+FIXQ_NPY_INTEGER_TYPES(FIXQ_NPY_LOAD)
+#undef FIXQ_NPY_LOAD
 
 }  // namespace fixq

@@ -4,6 +4,7 @@
 #include <bit>
 #include <string>
 
+#include "io/npy_types.h"
 #include "fixq/error.h"
 #include "fixq/npy.h"
 #include "io/atomic_file.h"
@@ -97,26 +98,11 @@ void save_npy(const std::string& path, const NpyArray& array) {
   write_npy(path, npy_canonical_dtype(array.dtype), array.shape, array.data.data(), bytes);
 }
 
-void save_npy_f32(const std::string& path, const float* data, const Shape& shape) {
-  save_typed(path, data, shape, "<f4");
-}
-void save_npy_i8(const std::string& path, const int8_t* data, const Shape& shape) {
-  save_typed(path, data, shape, "|i1");
-}
-void save_npy_u8(const std::string& path, const uint8_t* data, const Shape& shape) {
-  save_typed(path, data, shape, "|u1");
-}
-void save_npy_i16(const std::string& path, const int16_t* data, const Shape& shape) {
-  save_typed(path, data, shape, "<i2");
-}
-void save_npy_u16(const std::string& path, const uint16_t* data, const Shape& shape) {
-  save_typed(path, data, shape, "<u2");
-}
-void save_npy_i32(const std::string& path, const int32_t* data, const Shape& shape) {
-  save_typed(path, data, shape, "<i4");
-}
-void save_npy_i64(const std::string& path, const int64_t* data, const Shape& shape) {
-  save_typed(path, data, shape, "<i8");
-}
+// The typed writers: the dtype of the C++ type.
+#define FIXQ_NPY_SAVE(suffix, T, dtype) \
+  void save_npy_##suffix(const std::string& path, const T* data, const Shape& shape) { save_typed(path, data, shape, dtype); }
+FIXQ_NPY_SAVE(f32, float, "<f4")
+FIXQ_NPY_INTEGER_TYPES(FIXQ_NPY_SAVE)
+#undef FIXQ_NPY_SAVE
 
 }  // namespace fixq

@@ -12,6 +12,7 @@
 
 #include "fixq/error.h"
 #include "fixq/safetensors.h"
+#include "io/narrow.h"
 #include "io/read_file.h"
 #include "io/safetensors_header.h"
 
@@ -169,38 +170,21 @@ std::vector<float> SafetensorsFile::read_f32(const std::string& name) const {
     return values;
   }
   if (t.dtype == SafetensorsDtype::F64) {
-    const std::vector<double> wide = as_values<double>(read_raw(name));
-    std::vector<float> values(wide.size());
-    for (std::size_t i = 0; i < wide.size(); ++i) {
-      // Checked before the conversion, which is not defined for out-of-range values.
-      if (std::isfinite(wide[i]) && std::fabs(wide[i]) > std::numeric_limits<float>::max())
-        fail_file(path_, "tensor '", name, "': F64 element ", i, " = ", wide[i],
-                  " is beyond the float32 range");
-      values[i] = static_cast<float>(wide[i]);
-    }
-    return values;
+    return io_detail::narrow_to_float32(as_values<double>(read_raw(name)), "safetensors: " + path_ + ": tensor '" + name + "': F64");
   }
   fail_file(path_, "tensor '", name, "' is ", to_string(t.dtype),
             ", not a float dtype (F32, F16, BF16, F64) that read_f32 converts");
 }
 
-std::vector<int8_t> SafetensorsFile::read_i8(const std::string& name) const {
-  return read_exact<int8_t>(*this, name, SafetensorsDtype::I8);
-}
-std::vector<uint8_t> SafetensorsFile::read_u8(const std::string& name) const {
-  return read_exact<uint8_t>(*this, name, SafetensorsDtype::U8);
-}
-std::vector<int16_t> SafetensorsFile::read_i16(const std::string& name) const {
-  return read_exact<int16_t>(*this, name, SafetensorsDtype::I16);
-}
-std::vector<uint16_t> SafetensorsFile::read_u16(const std::string& name) const {
-  return read_exact<uint16_t>(*this, name, SafetensorsDtype::U16);
-}
-std::vector<int32_t> SafetensorsFile::read_i32(const std::string& name) const {
-  return read_exact<int32_t>(*this, name, SafetensorsDtype::I32);
-}
-std::vector<int64_t> SafetensorsFile::read_i64(const std::string& name) const {
-  return read_exact<int64_t>(*this, name, SafetensorsDtype::I64);
-}
+// The integer readers: the exact dtype, no conversion.
+#define FIXQ_SAFETENSORS_READ(suffix, T, dtype) \
+  std::vector<T> SafetensorsFile::read_##suffix(const std::string& name) const { return read_exact<T>(*this, name, dtype); }
+FIXQ_SAFETENSORS_READ(i8, int8_t, SafetensorsDtype::I8)
+FIXQ_SAFETENSORS_READ(u8, uint8_t, SafetensorsDtype::U8)
+FIXQ_SAFETENSORS_READ(i16, int16_t, SafetensorsDtype::I16)
+FIXQ_SAFETENSORS_READ(u16, uint16_t, SafetensorsDtype::U16)
+FIXQ_SAFETENSORS_READ(i32, int32_t, SafetensorsDtype::I32)
+FIXQ_SAFETENSORS_READ(i64, int64_t, SafetensorsDtype::I64)
+#undef FIXQ_SAFETENSORS_READ
 
 }  // namespace fixq

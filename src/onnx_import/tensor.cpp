@@ -1,5 +1,6 @@
 // Constant ONNX tensors as plain vectors (onnx.proto's TensorProto: data in raw_data,
 // little-endian, or in the typed field of its data_type).
+#include "io/narrow.h"
 #include "onnx_import/tensor.h"
 
 #include <cmath>
@@ -112,13 +113,7 @@ std::vector<float> tensor_floats(const onnx::TensorProto& t, const std::string& 
         require_count(t.double_data(), n, "double_data", what);
         wide.assign(t.double_data().begin(), t.double_data().end());
       }
-      std::vector<float> v(wide.size());
-      for (std::size_t i = 0; i < wide.size(); ++i) {
-        if (std::isfinite(wide[i]) && std::fabs(wide[i]) > std::numeric_limits<float>::max())
-          fail(what, ": DOUBLE element ", i, " = ", wide[i], " is beyond the float32 range");
-        v[i] = static_cast<float>(wide[i]);
-      }
-      return v;
+      return io_detail::narrow_to_float32(wide, std::string(what) + ": DOUBLE");
     }
     default:
       fail(what, " is ", describe_type(t.data_type()), "; fixq reads weights of FLOAT, FLOAT16, BFLOAT16 or DOUBLE");

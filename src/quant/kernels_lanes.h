@@ -16,7 +16,8 @@ namespace fixq::quant_detail {
 template <class L>
 struct QuantLanes {
   // One vector of quantization: lanes of x with per-lane scale and zero point.
-  static typename L::I quantize_vec(typename L::F x, typename L::F scale, typename L::I zp, typename L::I qmin, typename L::I qmax, typename L::M* nan) {
+  static typename L::I quantize_vec(typename L::F x, typename L::F scale, typename L::I zp, typename L::I qmin,
+                                    typename L::I qmax, typename L::M* nan) {
     *nan = L::fnan(x);
     auto r = L::round_even(L::fdiv(x, scale));
     const auto lo = L::to_float(L::sub(qmin, zp)), hi = L::to_float(L::sub(qmax, zp));
@@ -30,8 +31,20 @@ struct QuantLanes {
     return L::first(L::mask_and(L::mask_or(L::gt(vmin, v), L::gt(v, vmax)), L::first_lanes(n)));
   }
 
-  // The per-channel zero points of the vector at i (left elements from there on).
-  static auto per_channel(const int32_t* zp) {
+  // The same vector of parameters for every vector of the run (per tensor).
+  template <class V>
+  static auto same(V v) {
+    return [v](int64_t, int64_t) { return v; };
+  }
+
+  // The per-channel scales and zero points of the vector at i (left elements from there
+  // on). Lanes past the tail get scale 1, so that a division there stays well defined.
+  static auto channel_scales(const float* scale) {
+    return [scale](int64_t i, int64_t left) {
+      return L::fselect(L::first_lanes(left), L::fload_n(scale + i, left), L::fsplat(1.0f));
+    };
+  }
+  static auto channel_zero_points(const int32_t* zp) {
     return [zp](int64_t i, int64_t left) { return L::load_widen_n(zp + i, left); };
   }
 
@@ -53,19 +66,13 @@ struct QuantLanes {
 
   template <class Q>
   static int64_t quantize(const float* x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, Q* out) {
-    const auto vs = L::fsplat(scale);
-    const auto vzp = L::splat(zp);
-    return quantize_run(x, n, [&](int64_t, int64_t) { return vs; }, [&](int64_t, int64_t) { return vzp; }, qmin, qmax, out);
+    return quantize_run(x, n, same(L::fsplat(scale)), same(L::splat(zp)), qmin, qmax, out);
   }
 
   template <class Q>
   static int64_t quantize_pc(const float* x, int64_t n, const float* scale, const int32_t* zp, int32_t qmin,
                              int32_t qmax, Q* out) {
-    // Lanes past the tail get scale 1, so that the division stays well defined.
-    auto scale_at = [&](int64_t i, int64_t left) {
-      return L::fselect(L::first_lanes(left), L::fload_n(scale + i, left), L::fsplat(1.0f));
-    };
-    return quantize_run(x, n, scale_at, per_channel(zp), qmin, qmax, out);
+    return quantize_run(x, n, channel_scales(scale), channel_zero_points(zp), qmin, qmax, out);
   }
 
   template <class Q, class Scale, class Zp>
@@ -81,16 +88,13 @@ struct QuantLanes {
 
   template <class Q>
   static int64_t dequantize(const Q* q, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, float* out) {
-    const auto vs = L::fsplat(scale);
-    const auto vzp = L::splat(zp);
-    return dequantize_run(q, n, [&](int64_t, int64_t) { return vs; }, [&](int64_t, int64_t) { return vzp; }, qmin, qmax, out);
+    return dequantize_run(q, n, same(L::fsplat(scale)), same(L::splat(zp)), qmin, qmax, out);
   }
 
   template <class Q>
   static int64_t dequantize_pc(const Q* q, int64_t n, const float* scale, const int32_t* zp, int32_t qmin,
                                int32_t qmax, float* out) {
-    auto scale_at = [&](int64_t i, int64_t left) { return L::fload_n(scale + i, left); };
-    return dequantize_run(q, n, scale_at, per_channel(zp), qmin, qmax, out);
+    return dequantize_run(q, n, channel_scales(scale), channel_zero_points(zp), qmin, qmax, out);
   }
 };
 
