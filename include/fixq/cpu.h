@@ -20,20 +20,6 @@
 
 namespace fixq {
 
-enum class Isa : uint8_t {
-  Scalar,      // portable C++: the reference every fast path must match bit for bit
-  Avx2,        // AVX2 + FMA + F16C + BMI2
-  Avx512,      // Avx2 + AVX-512 F, BW, DQ, VL and VNNI (Ice Lake, Cascade Lake, Zen 4 and later)
-  Avx512Vbmi,  // Avx512 + AVX512_VBMI and GFNI (vpermb byte tables, gf2p8affineqb bit moves;
-               // Ice Lake, Zen 4 and later; not on Cascade Lake)
-  Avx512Bf16,  // Avx512 + AVX512_BF16 (vdpbf16ps; not on Ice Lake)
-};
-
-// Every family, in the order tests and reports list them. Each module's kernel list has
-// one entry per family (tests fail when one is missing).
-inline constexpr std::array<Isa, 5> kAllIsas = {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Avx512Vbmi,
-                                                Isa::Avx512Bf16};
-
 // CPU features, as bits of a mask.
 enum Feature : uint32_t {
   kFeatureAvx2 = 1u << 0,    // AVX2, FMA, F16C, BMI2
@@ -43,7 +29,38 @@ enum Feature : uint32_t {
 };
 using FeatureMask = uint32_t;
 
-// "scalar", "avx2", "avx512", "avx512vbmi", "avx512bf16".
+// Every instruction-set family, once: X(enumerator, name, features its kernels need). The
+// enum, kAllIsas, the names, each family's features and the namespaces the modules declare
+// their kernel tables in (src/cpu/registry.h) all come from this list, so a new family is a
+// line here, its feature's detection in cpu.cpp, its CMake flags and its kernel files.
+//   Scalar      portable C++: the reference every fast path must match bit for bit
+//   Avx2        AVX2 + FMA + F16C + BMI2
+//   Avx512      Avx2 + AVX-512 F, BW, DQ, VL and VNNI (Ice Lake, Cascade Lake, Zen 4 and later)
+//   Avx512Vbmi  Avx512 + AVX512_VBMI and GFNI (vpermb byte tables, gf2p8affineqb bit moves;
+//               Ice Lake, Zen 4 and later; not on Cascade Lake)
+//   Avx512Bf16  Avx512 + AVX512_BF16 (vdpbf16ps; not on Ice Lake)
+// (X receives the list's trailing arguments after its own three.)
+#define FIXQ_ISA_FAMILIES(X, ...)                                                                          \
+  X(Scalar, scalar, 0, __VA_ARGS__)                                                                       \
+  X(Avx2, avx2, ::fixq::kFeatureAvx2, __VA_ARGS__)                                                        \
+  X(Avx512, avx512, ::fixq::kFeatureAvx2 | ::fixq::kFeatureAvx512, __VA_ARGS__)                           \
+  X(Avx512Vbmi, avx512vbmi, ::fixq::kFeatureAvx2 | ::fixq::kFeatureAvx512 | ::fixq::kFeatureVbmi, __VA_ARGS__) \
+  X(Avx512Bf16, avx512bf16, ::fixq::kFeatureAvx2 | ::fixq::kFeatureAvx512 | ::fixq::kFeatureBf16, __VA_ARGS__)
+
+enum class Isa : uint8_t {
+#define FIXQ_ISA_ENUMERATOR_(e, name, features, ...) e,
+  FIXQ_ISA_FAMILIES(FIXQ_ISA_ENUMERATOR_, )
+#undef FIXQ_ISA_ENUMERATOR_
+};
+
+// Every family, in the order tests and reports list them.
+inline constexpr auto kAllIsas = std::to_array<Isa>({
+#define FIXQ_ISA_LISTED_(e, name, features, ...) Isa::e,
+    FIXQ_ISA_FAMILIES(FIXQ_ISA_LISTED_, )
+#undef FIXQ_ISA_LISTED_
+});
+
+// The family's name in FIXQ_ISA_FAMILIES: "scalar", "avx2", "avx512", ...
 std::string to_string(Isa isa);
 // Parses a name of to_string; throws fixq::Error otherwise.
 Isa parse_isa(std::string_view name);

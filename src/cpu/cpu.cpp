@@ -62,13 +62,10 @@ struct Family {
   FeatureMask features;
 };
 constexpr Family kFamilies[] = {
-    {Isa::Scalar, "scalar", 0},
-    {Isa::Avx2, "avx2", kFeatureAvx2},
-    {Isa::Avx512, "avx512", kFeatureAvx2 | kFeatureAvx512},
-    {Isa::Avx512Vbmi, "avx512vbmi", kFeatureAvx2 | kFeatureAvx512 | kFeatureVbmi},
-    {Isa::Avx512Bf16, "avx512bf16", kFeatureAvx2 | kFeatureAvx512 | kFeatureBf16},
+#define FIXQ_ISA_ROW_(e, name, features, ...) {Isa::e, #name, features},
+    FIXQ_ISA_FAMILIES(FIXQ_ISA_ROW_, )
+#undef FIXQ_ISA_ROW_
 };
-static_assert(std::size(kFamilies) == kAllIsas.size(), "one row per Isa");
 
 const Family* family(Isa isa) {
   for (const Family& f : kFamilies)

@@ -28,19 +28,14 @@
 
 #include "fixq/cpu.h"
 
-// Every family's namespace: a new family adds its name here (and to fixq/cpu.h's Isa),
-// nowhere else in the modules' headers.
-#define FIXQ_FOR_EACH_FAMILY(X, ...) \
-  X(scalar, __VA_ARGS__) X(avx2, __VA_ARGS__) X(avx512, __VA_ARGS__) X(avx512vbmi, __VA_ARGS__) X(avx512bf16, __VA_ARGS__)
-
-// Declares a module's table `name` of type `Type` in the namespace of every family, so that
-// the module's registry can name the tables of the families that bring some; a family
-// without a file is declared and never named.
-#define FIXQ_DECLARE_FAMILY_TABLE_(family, Type, name) \
-  namespace family {                                   \
-  extern const Type name;                              \
+// Declares a module's table `name` of type `Type` in the namespace of every family of
+// FIXQ_ISA_FAMILIES (fixq/cpu.h), so that the module's registry can name the tables of the
+// families that bring kernels; a family without a file is declared and never named.
+#define FIXQ_DECLARE_FAMILY_TABLE_(e, family, features, Type, name) \
+  namespace family {                                                \
+  extern const Type name;                                           \
   }
-#define FIXQ_DECLARE_KERNEL_TABLES(Type, name) FIXQ_FOR_EACH_FAMILY(FIXQ_DECLARE_FAMILY_TABLE_, Type, name)
+#define FIXQ_DECLARE_KERNEL_TABLES(Type, name) FIXQ_ISA_FAMILIES(FIXQ_DECLARE_FAMILY_TABLE_, Type, name)
 
 #if defined(FIXQ_EMULATE_X86)
 #define FIXQ_TABLE_IS_EMULATED_ true
