@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "compare/compare.h"
@@ -28,6 +29,12 @@ struct Shape3 {
 const Shape3 kShapes[] = {{1, 768, 256},     {1, 3072, 1024},   {1, 4096, 4096},  {4, 1536, 512},
                           {16, 3072, 1024},  {128, 4096, 4096}, {2048, 2048, 2048}};
 
+// The kernel of few rows, and the one of many rows where the CPU has a family for them (AMX).
+std::string kernels_line() {
+  const std::string few = active_kernel("gemm u8 x s8"), many = active_kernel("gemm u8 x s8, 16+ rows");
+  return many == few ? few : few + " (M < 16), " + many + " (M >= 16)";
+}
+
 }  // namespace
 
 void bench_gemm(const GemmBenchOptions& o) {
@@ -36,11 +43,11 @@ void bench_gemm(const GemmBenchOptions& o) {
   // One thread each: setting OMP_NUM_THREADS here would be too late (libgomp read it when
   // it loaded), so OpenMP is told directly.
   peers::onednn_single_thread();
-  std::printf("# fixq kernel: %s; vs %s dnnl_gemm_u8s8s32, 1 thread, median of 5 samples, %s\n",
-              active_kernel("gemm u8 x s8").c_str(), peers::onednn_version_str().c_str(), bench_clock_name());
+  std::printf("# fixq kernels: %s; vs %s dnnl_gemm_u8s8s32, 1 thread, median of 5 samples, %s\n",
+              kernels_line().c_str(), peers::onednn_version_str().c_str(), bench_clock_name());
 #else
   std::fprintf(stderr, "fixq: note: %s\n", onednn_missing_note().c_str());
-  std::printf("# fixq kernel: %s, 1 thread, median of 5 samples, %s; %s\n", active_kernel("gemm u8 x s8").c_str(),
+  std::printf("# fixq kernels: %s, 1 thread, median of 5 samples, %s; %s\n", kernels_line().c_str(),
               bench_clock_name(), onednn_missing_note().c_str());
 #endif
   std::printf("M,N,K,fixq_gops,onednn_gops,ratio,onednn_inexact_pct\n");

@@ -26,6 +26,7 @@ enum Feature : uint32_t {
   kFeatureAvx512 = 1u << 1,  // AVX-512 F, BW, DQ, VL, VNNI
   kFeatureVbmi = 1u << 2,    // AVX512_VBMI and GFNI (every CPU with the one has the other but Cannon Lake)
   kFeatureBf16 = 1u << 3,    // AVX512_BF16
+  kFeatureAmx = 1u << 4,     // AMX-TILE and AMX-INT8, with the OS's permission to use the tiles
 };
 using FeatureMask = uint32_t;
 
@@ -39,13 +40,16 @@ using FeatureMask = uint32_t;
 //   Avx512Vbmi  Avx512 + AVX512_VBMI and GFNI (vpermb byte tables, gf2p8affineqb bit moves;
 //               Ice Lake, Zen 4 and later; not on Cascade Lake)
 //   Avx512Bf16  Avx512 + AVX512_BF16 (vdpbf16ps; not on Ice Lake)
+//   Amx         Avx512 + AMX-TILE and AMX-INT8 (tdpbusd / tdpbssd on 16 x 64 byte tiles; Intel
+//               Xeon from Sapphire Rapids on; no AMD CPU so far)
 // (X receives the list's trailing arguments after its own three.)
 #define FIXQ_ISA_FAMILIES(X, ...)                                                                          \
   X(Scalar, scalar, 0, __VA_ARGS__)                                                                       \
   X(Avx2, avx2, ::fixq::kFeatureAvx2, __VA_ARGS__)                                                        \
   X(Avx512, avx512, ::fixq::kFeatureAvx2 | ::fixq::kFeatureAvx512, __VA_ARGS__)                           \
   X(Avx512Vbmi, avx512vbmi, ::fixq::kFeatureAvx2 | ::fixq::kFeatureAvx512 | ::fixq::kFeatureVbmi, __VA_ARGS__) \
-  X(Avx512Bf16, avx512bf16, ::fixq::kFeatureAvx2 | ::fixq::kFeatureAvx512 | ::fixq::kFeatureBf16, __VA_ARGS__)
+  X(Avx512Bf16, avx512bf16, ::fixq::kFeatureAvx2 | ::fixq::kFeatureAvx512 | ::fixq::kFeatureBf16, __VA_ARGS__) \
+  X(Amx, amx, ::fixq::kFeatureAvx2 | ::fixq::kFeatureAvx512 | ::fixq::kFeatureAmx, __VA_ARGS__)
 
 enum class Isa : uint8_t {
 #define FIXQ_ISA_ENUMERATOR_(e, name, features, ...) e,

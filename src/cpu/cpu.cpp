@@ -1,6 +1,8 @@
 #include "fixq/cpu.h"
 
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -32,6 +34,21 @@ bool cpu_has_avx512bf16() {
   return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 5)) != 0;
 }
 
+// AMX-TILE and AMX-INT8 (CPUID leaf 7, EDX bits 24 and 25), the OS saving the tile state
+// (XCR0 bits 17 and 18), and the permission Linux asks each process to request before its
+// first tile instruction (arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA, Linux 5.16 and
+// later). A kernel that refuses leaves AMX off: the AVX-512 kernels run instead.
+bool cpu_has_amx() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 || (edx & (3u << 24)) != (3u << 24)) return false;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || (ecx & bit_OSXSAVE) == 0) return false;
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  if ((xcr0_lo & (3u << 17)) != (3u << 17)) return false;
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
 FeatureMask detect() {
   __builtin_cpu_init();
   FeatureMask m = 0;
@@ -47,6 +64,7 @@ FeatureMask detect() {
   m |= kFeatureAvx512;
   if (__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni")) m |= kFeatureVbmi;
   if (cpu_has_avx512bf16()) m |= kFeatureBf16;
+  if (cpu_has_amx()) m |= kFeatureAmx;
   return m;
 }
 

@@ -55,25 +55,26 @@ void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t
   const MicroKernel& k = *pr.kern;
   const PackedPanels& panels = *pr.panels;
   const int64_t groups = panels.groups, nr = k.b.nr;
-  const int64_t panel_group_bytes = nr * k.b.kr * k.b.b_bytes, a_group = a_group_bytes(k);
+  const int64_t panel_group_bytes = nr * k.b.kr * k.b.b_bytes;
   const int64_t tile_rows = a_rows_per_tile(k);
   const bool split = k.a == APacking::Split16;
   thread_local std::vector<int8_t> apack_of_thread;
   auto& apack = cpu::thread_address(apack_of_thread);
-  alignas(64) int32_t tile[8 * 64];
+  alignas(64) int32_t tile[kManyRows * 64];  // the largest tile: 16 x 64 (AMX)
   for (int64_t g0 = 0; g0 < groups; g0 += pr.kc) {
     const int64_t gc = std::min(pr.kc, groups - g0);
     const bool first = g0 == 0;
     for (int64_t m0 = 0; m0 < a.rows; m0 += kMc) {
       const int64_t m1 = std::min(a.rows, m0 + kMc);
       pack_a(k, a, m0, m1 - m0, g0, gc, apack);
+      const int64_t a_panel = a_panel_bytes(k, gc);
       for (int64_t p = p0; p < p1; ++p) {
         const int8_t* bp = panels.panel(p) + g0 * panel_group_bytes;
         const int64_t n0 = p * nr;
         const int cols = static_cast<int>(std::min(nr, pr.n - n0));
         for (int64_t r0 = m0; r0 < m1; r0 += tile_rows) {
           const int rows = static_cast<int>(std::min(tile_rows, m1 - r0));
-          const int8_t* ap = apack.data() + ((r0 - m0) / tile_rows) * gc * a_group;
+          const int8_t* ap = apack.data() + ((r0 - m0) / tile_rows) * a_panel;
           if (split) {
             // The kernel combines its byte planes in int64 and writes C itself.
             TileArgs t{ap, bp, gc, rows, cols, nullptr, ldc, !first, nullptr};
@@ -125,9 +126,9 @@ void validate(const MatrixView& a, const PackedB& b) {
           " quantize the weights to s8");
 }
 
-BoundProduct bind(IntType a, const PackedB& b) {
+BoundProduct bind(IntType a, const PackedB& b, int64_t rows) {
   BoundProduct p;
-  p.kern = pick_kernel(a, b.type()).kernel;
+  p.kern = pick_kernel(a, b.type(), rows).kernel;
   p.panels = &b.store().panels(p.kern->b);
   p.a_type = a;
   p.b_type = b.type();
@@ -170,7 +171,7 @@ void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc
 template void accumulate<int32_t>(const BoundProduct&, const MatrixView&, int32_t*, int64_t);
 template void accumulate<int64_t>(const BoundProduct&, const MatrixView&, int64_t*, int64_t);
 
-std::string kernel_name(IntType a, IntType b) { return pick_kernel(a, b).kernel->name; }
+std::string kernel_name(IntType a, IntType b, int64_t rows) { return pick_kernel(a, b, rows).kernel->name; }
 
 }  // namespace fixq::gemm_detail
 

@@ -26,7 +26,9 @@ struct BoundProduct {
   bool whole_k_fits = false;   // every running sum fits int32 (fits_int32)
   bool shifted = false;        // s8 A is shifted to u8: start from -128 * colsum
 };
-BoundProduct bind(IntType a, const PackedB& b);
+// rows: the rows of A the product will have (0: unknown, taken as few), which may choose
+// a kernel for many rows (kernels.h: kManyRows).
+BoundProduct bind(IntType a, const PackedB& b, int64_t rows = 0);
 
 // Exact accumulators A * B^T into c [M, N] (row stride ldc), Acc = int32_t or int64_t.
 // For int32_t the caller has checked fits_int32. A's type and K must be the bound ones.
@@ -34,10 +36,10 @@ template <class Acc>
 void accumulate(const BoundProduct& p, const MatrixView& a, Acc* c, int64_t ldc);
 template <class Acc>
 void accumulate(const MatrixView& a, const PackedB& b, Acc* c, int64_t ldc) {
-  accumulate(bind(a.type, b), a, c, ldc);
+  accumulate(bind(a.type, b, a.rows), a, c, ldc);
 }
 
-// The micro-kernel the active features select for these operand types, by name.
-std::string kernel_name(IntType a, IntType b);
+// The micro-kernel the active features select for these operand types and rows, by name.
+std::string kernel_name(IntType a, IntType b, int64_t rows = 0);
 
 }  // namespace fixq::gemm_detail

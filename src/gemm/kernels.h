@@ -45,6 +45,12 @@ enum class APacking : uint8_t {
   // 8-bit multiplies: the kernel combines the two int32 plane sums in int64, and the driver
   // starts each column at -32768 * colsum[n] (PackedPanels::split_comp64).
   Split16,
+  // AMX tiles (kernels_amx.cpp): per block of 16 k-groups, the 16 rows of the tile, each
+  // row's 64 bytes (its 16 groups) together, as tileloadd reads a 16 x 64 byte A tile. Rows
+  // and groups past A are 0 (the kernel multiplies whole tiles). The values as they are:
+  // u8 A for tdpbusd, s8 A for tdpbssd.
+  TilesU8,
+  TilesS8,
 };
 
 // B packed in one format, with what the kernels need besides the panels.
@@ -52,7 +58,7 @@ struct PackedPanels {
   PanelFormat format;
   int64_t panels = 0;                  // ceil(N / nr)
   int64_t groups = 0;                  // ceil(K / kr)
-  // panels * groups * nr * kr * b_bytes bytes, from a 64-byte boundary: every panel and
+  // panels * groups * nr * kr * b_bytes bytes (and zeros after them), from a 64-byte boundary: every panel and
   // group row of the vector kernels starts on a cache line, so no 64-byte load of B is split
   // (std::vector's storage of a large block starts 16 bytes past one).
   cpu::AlignedVector<int8_t> data;
@@ -106,15 +112,20 @@ struct GemmKernels {
   const MicroKernel* s8s8;
   const MicroKernel* s16s8;
   const MicroKernel* x8s16;  // u8 or s8 A, s16 B
+  // For products of at least kManyRows rows (null: those take the kernels above).
+  const MicroKernel* u8s8_many = nullptr;
+  const MicroKernel* s8s8_many = nullptr;
 };
+inline constexpr int64_t kManyRows = 16;
 
 // Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
 FIXQ_DECLARE_KERNEL_TABLES(GemmKernels, kGemm)
 // The tables of the families that bring kernels (registry.cpp).
 cpu_detail::KernelRegistry<GemmKernels>& registry();
 
-// The micro-kernel the active features select for these operand types.
-cpu_detail::Picked<const MicroKernel*> pick_kernel(IntType a, IntType b);
+// The micro-kernel the active features select for these operand types and a product of
+// `rows` rows of A (0: unknown, taken as few).
+cpu_detail::Picked<const MicroKernel*> pick_kernel(IntType a, IntType b, int64_t rows = 0);
 // This module's rows of fixq::active_kernels(): the kernel each operation runs now, picked
 // as the operations pick it (registry.cpp).
 std::vector<KernelChoice> report_kernels();
@@ -127,8 +138,10 @@ void tile_scalar(const MicroKernel& layout, const TileArgs& t);
 // the kernel's mr rows (the last one padded), one after another.
 void pack_a(const MicroKernel& k, const MatrixView& a, int64_t row0, int64_t rows, int64_t g0, int64_t groups,
             std::vector<int8_t>& out);
-// Bytes of one packed A micro-panel per k-group.
+// Bytes of one packed A micro-panel per k-group, and of a micro-panel of `groups` groups
+// (the tile layouts pad the groups to whole blocks of 16).
 int64_t a_group_bytes(const MicroKernel& k);
+int64_t a_panel_bytes(const MicroKernel& k, int64_t groups);
 // A's rows per tile: mr, or mr / 2 where each row takes two slots (Split16).
 int64_t a_rows_per_tile(const MicroKernel& k);
 

@@ -27,6 +27,11 @@ int32_t a_value(const MicroKernel& k, const void* a, int64_t g, int r, int i) {
     case APacking::Quads8:
     case APacking::Split16: return static_cast<uint8_t>(p[(g * k.mr + r) * 4 + i]);
     case APacking::Quads8SignAbs: return static_cast<int8_t>(p[(g * k.mr + r) * 8 + i]);
+    case APacking::TilesU8:
+    case APacking::TilesS8: {
+      const char v = p[((g / 16) * k.mr + r) * 64 + (g % 16) * 4 + i];
+      return k.a == APacking::TilesU8 ? int32_t{static_cast<uint8_t>(v)} : int32_t{static_cast<int8_t>(v)};
+    }
   }
   return 0;
 }

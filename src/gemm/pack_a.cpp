@@ -109,6 +109,8 @@ void pack_row(const MicroKernel& kern, const MatrixView& a, int64_t m, int64_t g
         break;
       }
       case APacking::Split16:  // pack_split_row
+      case APacking::TilesU8:  // pack_tiles
+      case APacking::TilesS8:
         break;
       case APacking::Quads8:  // u8 from s16 does not occur (s16 A takes Pairs16 or Split16)
         for (int i = 0; i < 4; ++i) d[i] = static_cast<int8_t>(v[4 * g + i]);
@@ -162,16 +164,48 @@ int64_t a_group_bytes(const MicroKernel& k) {
   switch (k.a) {
     case APacking::Pairs16: return int64_t{k.mr} * 2 * 2;
     case APacking::Quads8:
-    case APacking::Split16: return int64_t{k.mr} * 4;
+    case APacking::Split16:
+    case APacking::TilesU8:
+    case APacking::TilesS8: return int64_t{k.mr} * 4;
     case APacking::Quads8SignAbs: return int64_t{k.mr} * 8;
   }
   return 0;
 }
 
+namespace {
+bool is_tiles(APacking p) { return p == APacking::TilesU8 || p == APacking::TilesS8; }
+constexpr int64_t kTileGroups = 16;  // k-groups per AMX tile row of 64 bytes
+}  // namespace
+
+int64_t a_panel_bytes(const MicroKernel& k, int64_t groups) {
+  return (is_tiles(k.a) ? (groups + kTileGroups - 1) / kTileGroups * kTileGroups : groups) * a_group_bytes(k);
+}
+
 int64_t a_rows_per_tile(const MicroKernel& k) { return k.a == APacking::Split16 ? k.mr / 2 : k.mr; }
+
+namespace {
+
+// APacking::TilesU8 / TilesS8: per micro-panel of kern.mr rows, per block of 16 groups, each
+// row's 64 bytes; rows and groups past A zero.
+void pack_tiles(const MicroKernel& kern, const MatrixView& a, int64_t row0, int64_t rows, int64_t g0, int64_t groups,
+                std::vector<int8_t>& out) {
+  const int64_t mr = kern.mr, panel_bytes = a_panel_bytes(kern, groups), row_bytes = kTileGroups * 4;
+  const int64_t panels = (rows + mr - 1) / mr;
+  out.assign(static_cast<size_t>(panels * panel_bytes), 0);
+  const int64_t k0 = g0 * 4, real = std::max<int64_t>(0, std::min(groups * 4, a.cols - k0));
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto* src = static_cast<const int8_t*>(a.data) + (row0 + r) * a.stride + k0;
+    int8_t* panel = out.data() + (r / mr) * panel_bytes + (r % mr) * row_bytes;
+    for (int64_t k = 0; k < real; k += row_bytes)  // block k / 64 of the row
+      std::memcpy(panel + (k / row_bytes) * mr * row_bytes, src + k, static_cast<size_t>(std::min(row_bytes, real - k)));
+  }
+}
+
+}  // namespace
 
 void pack_a(const MicroKernel& kern, const MatrixView& a, int64_t row0, int64_t rows, int64_t g0, int64_t groups,
             std::vector<int8_t>& out) {
+  if (is_tiles(kern.a)) return pack_tiles(kern, a, row0, rows, g0, groups, out);
   const int64_t mr = a_rows_per_tile(kern);
   const int64_t group_bytes = a_group_bytes(kern), row_bytes = group_bytes / mr;
   const int64_t panels = (rows + mr - 1) / mr, panel_bytes = groups * group_bytes;

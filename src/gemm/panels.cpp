@@ -16,7 +16,10 @@ gemm_detail::PackedPanels pack_panels(const PackedB::Store& s, const gemm_detail
   p.format = f;
   p.panels = (s.n + f.nr - 1) / f.nr;
   p.groups = (s.k + f.kr - 1) / f.kr;
-  p.data.assign(static_cast<size_t>(p.panels * p.groups * f.nr * f.kr * f.b_bytes), 0);
+  // Zeros past the last panel: a kernel that multiplies whole blocks of 16 k-groups (AMX
+  // tiles) reads up to 15 groups beyond the panels' end, times zero activations.
+  const int64_t slack = 15 * f.nr * f.kr * f.b_bytes;
+  p.data.assign(static_cast<size_t>(p.panels * p.groups * f.nr * f.kr * f.b_bytes + slack), 0);
   for (int64_t n = 0; n < s.n; ++n) {
     int8_t* panel = p.data.data() + (n / f.nr) * p.groups * f.nr * f.kr * f.b_bytes;
     const int64_t j = n % f.nr;

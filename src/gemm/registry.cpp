@@ -3,11 +3,16 @@
 
 namespace fixq::gemm_detail {
 
-FIXQ_KERNEL_REGISTRY(GemmKernels, "gemm", {Isa::Avx512, &avx512::kGemm}, {Isa::Avx2, &avx2::kGemm},
-                     {Isa::Scalar, &scalar::kGemm})
+FIXQ_KERNEL_REGISTRY(GemmKernels, "gemm", {Isa::Amx, &amx::kGemm}, {Isa::Avx512, &avx512::kGemm},
+                     {Isa::Avx2, &avx2::kGemm}, {Isa::Scalar, &scalar::kGemm})
 
-cpu_detail::Picked<const MicroKernel*> pick_kernel(IntType a, IntType b) {
+cpu_detail::Picked<const MicroKernel*> pick_kernel(IntType a, IntType b, int64_t rows) {
   const auto& r = registry();
+  if (rows >= kManyRows && b == IntType::S8 && a != IntType::S16) {
+    const auto many = a == IntType::U8 ? r.find([](const GemmKernels& k) { return k.u8s8_many; })
+                                       : r.find([](const GemmKernels& k) { return k.s8s8_many; });
+    if (many.kernel != nullptr) return many;
+  }
   if (b == IntType::S16) return r.pick([](const GemmKernels& k) { return k.x8s16; });
   switch (a) {
     case IntType::U8: return r.pick([](const GemmKernels& k) { return k.u8s8; });
@@ -21,11 +26,14 @@ std::vector<KernelChoice> report_kernels() {
   struct Op {
     const char* name;
     IntType a, b;
+    int64_t rows;
   };
   std::vector<KernelChoice> v;
-  for (const Op& op : {Op{"gemm u8 x s8", IntType::U8, IntType::S8}, Op{"gemm s8 x s8", IntType::S8, IntType::S8},
-                       Op{"gemm s16 x s8", IntType::S16, IntType::S8}, Op{"gemm u8/s8 x s16", IntType::U8, IntType::S16}}) {
-    const auto k = pick_kernel(op.a, op.b);
+  for (const Op& op : {Op{"gemm u8 x s8", IntType::U8, IntType::S8, 1}, Op{"gemm s8 x s8", IntType::S8, IntType::S8, 1},
+                       Op{"gemm s16 x s8", IntType::S16, IntType::S8, 1}, Op{"gemm u8/s8 x s16", IntType::U8, IntType::S16, 1},
+                       Op{"gemm u8 x s8, 16+ rows", IntType::U8, IntType::S8, kManyRows},
+                       Op{"gemm s8 x s8, 16+ rows", IntType::S8, IntType::S8, kManyRows}}) {
+    const auto k = pick_kernel(op.a, op.b, op.rows);
     v.push_back({op.name, k.kernel->name, k.isa});
   }
   return v;

@@ -71,7 +71,7 @@ void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int c
   }
   if (rows <= 0) return;
   const int64_t chunk = std::min<int64_t>(rows, chunk_rows(ldc, f0.acc64_x ? 8 : 4));
-  const gemm_detail::BoundProduct wxp = gemm_detail::bind(p0.x.storage, w);
+  const gemm_detail::BoundProduct wxp = gemm_detail::bind(p0.x.storage, w, chunk);
   const int64_t xbytes = int_type_bytes(p0.x.storage);
   if (f0.acc64_x) grow(acc64, static_cast<size_t>(chunk * ldc));
   else grow(acc32, static_cast<size_t>(chunk * ldc));
@@ -99,7 +99,7 @@ void run_recurrence(const GruLaneKernels& k, const CellPlan& p, const FastPlan& 
   const int64_t ldc = 3 * H + kLanePadding;
   void* state = state_storage(k.state_bytes);
   k.prepare(p, f, state);
-  const gemm_detail::BoundProduct rhp = gemm_detail::bind(p.h.storage, p.r);
+  const gemm_detail::BoundProduct rhp = gemm_detail::bind(p.h.storage, p.r, batch);
   if (f.acc64_h) grow(acc64, static_cast<size_t>(batch * ldc));
   else grow(acc32, static_cast<size_t>(batch * ldc));
   auto length = [&](int64_t b) { return lengths.empty() ? steps : lengths[static_cast<size_t>(b)]; };

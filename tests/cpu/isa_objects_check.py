@@ -28,6 +28,7 @@ CLASSES = {
     "bf16": re.compile(r"\b(vdpbf16ps|vcvtne2ps2bf16|vcvtneps2bf16)\b"),
     "vbmi": re.compile(r"\b(vpermb|vpermi2b|vpermt2b|vpmultishiftqb)\b"),
     "gfni": re.compile(r"\bv?gf2p8\w*"),
+    "amx": re.compile(r"\b(ldtilecfg|sttilecfg|tileloadd\w*|tilestored|tilerelease|tilezero|tdp\w+)\b"),
     "other-avx512": re.compile(  # AVX-512 extensions no family checks
         r"\b(vpcompressb|vpcompressw|vpexpandb|vpexpandw|vpshld[vwdq]*|vpshrd[vwdq]*|vpopcnt[bwdq]|"
         r"vpshufbitqmb|vpmadd52[lh]uq|vaes\w*|vpclmulqdq|vp2intersect[dq]|vcvt\w*ph\w*x|v\w+sh)\b"),
@@ -51,12 +52,13 @@ ALLOWED = {
     "avx512": {"sse", "avx", "avx512"},
     "avx512vbmi": {"sse", "avx", "avx512", "vbmi", "gfni"},  # the family checks AVX512_VBMI and GFNI
     "avx512bf16": {"sse", "avx", "avx512", "bf16"},
+    "amx": {"sse", "avx", "avx512", "amx"},  # AMX-TILE and AMX-INT8 on top of the AVX-512 family
 }
 
 
 def family(path):
     name = os.path.basename(path)
-    m = re.search(r"_(avx2|avx512|avx512vbmi|avx512bf16|intonly)\.cpp\.o$", name)
+    m = re.search(r"_(avx2|avx512|avx512vbmi|avx512bf16|amx|intonly)\.cpp\.o$", name)
     return m.group(1) if m else "plain"
 
 
@@ -114,6 +116,7 @@ def self_test(objdump, cxx):
         ("avx512", "-mavx512f -mavx512bw -mgfni", "__m512i f(__m512i a, __m512i b) { return _mm512_gf2p8affine_epi64_epi8(a, b, 0); }"),
         ("avx2", "-mavx512f", "__m512i f(__m512i a, __m512i b) { return _mm512_add_epi32(a, b); }"),
         ("plain", "-mavx2", "__m256i f(__m256i a, __m256i b) { return _mm256_add_epi32(a, b); }"),
+        ("avx512", "-mavx512f -mamx-tile", "void f() { _tile_zero(0); }"),
         ("avx512", "-mavx512f -mavx512bf16 -mavx512vl",
          "inline __m512 g(__m512 a, __m512bh b) { return _mm512_dpbf16_ps(a, b, b); }\n__m512 f(__m512 a, __m512bh b) { return g(a, b); }"),
     ]

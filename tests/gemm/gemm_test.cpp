@@ -147,7 +147,11 @@ TEST(Gemm, ExtremeValues) {
   std::mt19937 rng(23);
   for (auto [ta, tb] : kCombos) {
     for (Fill fa : {Fill::Max, Fill::Min})
-      for (Fill fb : {Fill::Max, Fill::Min}) check_raw(make(ta, 5, 2000, 0, rng, fa), make(tb, 19, 2000, 0, rng, fb), "extreme");
+      for (Fill fb : {Fill::Max, Fill::Min}) {
+        check_raw(make(ta, 5, 2000, 0, rng, fa), make(tb, 19, 2000, 0, rng, fb), "extreme");
+        // Enough rows for the kernels of many rows (kernels.h: kManyRows), K past a tile block.
+        check_raw(make(ta, 37, 1001, 1, rng, fa), make(tb, 70, 1001, 0, rng, fb), "extreme, many rows");
+      }
   }
 }
 
@@ -443,6 +447,10 @@ TEST(Gemm, EveryInstructionSetIsExercised) {
   test::expect_each_family_runs_its_own(gemm_detail::registry(), [](const GemmKernels& k) { return k.s8s8; }, "s8 x s8");
   test::expect_each_family_runs_its_own(gemm_detail::registry(), [](const GemmKernels& k) { return k.s16s8; }, "s16 x s8");
   test::expect_each_family_runs_its_own(gemm_detail::registry(), [](const GemmKernels& k) { return k.x8s16; }, "x8 x s16");
+  test::expect_each_family_runs_its_own(gemm_detail::registry(), [](const GemmKernels& k) { return k.u8s8_many; },
+                                        "u8 x s8, many rows");
+  test::expect_each_family_runs_its_own(gemm_detail::registry(), [](const GemmKernels& k) { return k.s8s8_many; },
+                                        "s8 x s8, many rows");
 }
 
 // A PackedB packed under one family serves every other: each kernel gets panels in its

@@ -53,8 +53,8 @@ std::function<int()> trace_of(const cpu_detail::KernelRegistry<Table>& r) {
   return [&r] { return r.last_picked(); };
 }
 
-void gemm_run(IntType a_type, IntType b_type) {
-  const int64_t m = 3, n = 37, k = 70;
+void gemm_run(IntType a_type, IntType b_type, int64_t m = 3) {
+  const int64_t n = 37, k = 70;
   std::vector<int16_t> a16(static_cast<size_t>(m * k), 3), b16(static_cast<size_t>(n * k), -2);
   std::vector<int8_t> a8(a16.begin(), a16.end()), b8(b16.begin(), b16.end());
   const void* a = a_type == IntType::S16 ? static_cast<const void*>(a16.data()) : a8.data();
@@ -72,6 +72,8 @@ std::map<std::string, Probe> probes() {
   p["gemm s8 x s8"] = {[] { gemm_run(IntType::S8, IntType::S8); }, gemm};
   p["gemm s16 x s8"] = {[] { gemm_run(IntType::S16, IntType::S8); }, gemm};
   p["gemm u8/s8 x s16"] = {[] { gemm_run(IntType::U8, IntType::S16); }, gemm};
+  p["gemm u8 x s8, 16+ rows"] = {[] { gemm_run(IntType::U8, IntType::S8, 20); }, gemm};
+  p["gemm s8 x s8, 16+ rows"] = {[] { gemm_run(IntType::S8, IntType::S8, 20); }, gemm};
   p["gru step"] = {[] {
                      const GruModel m = gru_test::random_model(5, 19, 1, false, 7);
                      const std::vector<float> x = randoms(4 * 2 * 5, 3);

@@ -1,0 +1,106 @@
+// AMX micro-kernels for products of many rows (kernels.h: kManyRows), 16 rows x 64 columns:
+//   u8 A x s8 B: tdpbusd; s8 A x s8 B: tdpbssd (no sign trick and no +128 shift: the tile
+//   instruction multiplies signed bytes itself).
+// Each instruction adds, into every int32 element of a 16 x 16 C tile, the 64 products of a
+// 16 x 64 byte A tile row with a B tile column: the same exact integers as vpdpbusd (the
+// driver keeps every partial sum inside int32), so every path returns the same results.
+//
+// Tiles: 0-3 hold the 16 x 64 int32 sums (16 columns each), 4 the A tile of 16 k-groups
+// (APacking::TilesU8 / TilesS8: 16 rows x 64 bytes, zero past A), 5 a B tile. B is read in
+// place from the AVX-512 family's panels (PanelFormat 4 x 1 x 64: per k-group 64 columns x 4
+// bytes), 16 columns (64 bytes) per tile row and 256 bytes from one group to the next; a
+// last block of fewer than 16 groups reads the groups after it (or the zeros after the
+// panels, panels.cpp) against zero activations.
+#include "cpu/x86.h"
+
+#include <cstring>
+
+#include "gemm/kernels.h"
+
+namespace fixq::gemm_detail::amx {
+
+namespace {
+
+constexpr int kMr = 16, kNr = 64, kTileGroups = 16;
+constexpr int64_t kKcBytes = 128 * 1024;
+
+// The tile configuration: palette 1; every tile 16 rows of 64 bytes.
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+const TileConfig& config() {
+  static const TileConfig c = [] {
+    TileConfig t;
+    for (int i = 0; i < 6; ++i) {
+      t.colsb[i] = 64;
+      t.rows[i] = 16;
+    }
+    return t;
+  }();
+  return c;
+}
+
+// One k-block of 16 groups: the A tile, then each 16-column B tile into its C tile.
+template <bool Signed>
+[[gnu::always_inline]] inline void block(const int8_t* a, const int8_t* b) {
+  _tile_loadd(4, a, 64);
+  _tile_loadd(5, b, kNr * 4);
+  if constexpr (Signed) _tile_dpbssd(0, 4, 5);
+  else _tile_dpbusd(0, 4, 5);
+  _tile_loadd(5, b + 64, kNr * 4);
+  if constexpr (Signed) _tile_dpbssd(1, 4, 5);
+  else _tile_dpbusd(1, 4, 5);
+  _tile_loadd(5, b + 128, kNr * 4);
+  if constexpr (Signed) _tile_dpbssd(2, 4, 5);
+  else _tile_dpbusd(2, 4, 5);
+  _tile_loadd(5, b + 192, kNr * 4);
+  if constexpr (Signed) _tile_dpbssd(3, 4, 5);
+  else _tile_dpbusd(3, 4, 5);
+}
+
+template <bool Signed>
+void run(const TileArgs& t) {
+  // Loaded on every call: another library in the process (oneDNN) may have configured the
+  // tiles of this thread differently in between.
+  _tile_loadconfig(&config());
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  const auto* a = static_cast<const int8_t*>(t.a);
+  const auto* b = static_cast<const int8_t*>(t.b);
+  for (int64_t g = 0; g < t.groups; g += kTileGroups, a += kMr * 64, b += kTileGroups * kNr * 4) block<Signed>(a, b);
+  alignas(64) int32_t sums[kMr][kNr];
+  _tile_stored(0, &sums[0][0], kNr * 4);
+  _tile_stored(1, &sums[0][16], kNr * 4);
+  _tile_stored(2, &sums[0][32], kNr * 4);
+  _tile_stored(3, &sums[0][48], kNr * 4);
+  // The real rows and columns: the sums plus C (accumulate) or the start values.
+  for (int r = 0; r < t.rows; ++r) {
+    int32_t* c = t.c + r * t.ldc;
+    const int32_t* s = sums[r];
+    if (t.accumulate) {
+      for (int j = 0; j < t.cols; ++j) c[j] += s[j];
+    } else if (t.init != nullptr) {
+      for (int j = 0; j < t.cols; ++j) c[j] = t.init[j] + s[j];
+    } else {
+      std::memcpy(c, s, static_cast<size_t>(t.cols) * sizeof(int32_t));
+    }
+  }
+}
+
+constexpr PanelFormat kPanels{4, 1, kNr, false};  // the AVX-512 family's panels
+constexpr MicroKernel kU8{"amx tdpbusd u8 x s8, 16 x 64", kMr, APacking::TilesU8, kPanels, run<false>, kKcBytes};
+constexpr MicroKernel kS8{"amx tdpbssd s8 x s8, 16 x 64", kMr, APacking::TilesS8, kPanels, run<true>, kKcBytes};
+
+}  // namespace
+
+// Only the products of many rows: fewer rows take the AVX-512 family's kernels.
+FIXQ_KERNEL_TABLE(GemmKernels, kGemm, Isa::Amx){nullptr, nullptr, nullptr, nullptr, &kU8, &kS8};
+
+}  // namespace fixq::gemm_detail::amx
