@@ -2,7 +2,7 @@
 // the same two, in the same order) as the reference computes for that element, on the
 // same operands, so the results are bit-identical: float(q) * d, float(q) * d + m,
 // (d * sc) * float(q) - dmin * m ... with the integer q unpacked exactly.
-#include "gguf/avx2_util.h"
+#include "gguf/util_avx2.h"
 #include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
 #include "gguf/kernels.h"

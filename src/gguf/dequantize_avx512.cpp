@@ -4,7 +4,7 @@
 // integer-to-float step is a vpermps lookup where the codes are 4 or 5 bits wide: the table
 // holds exactly the floats the reference converts, and vpermps reads only the low 4 bits of
 // each index (5 for vpermt2ps), so the code needs no mask.
-#include "gguf/avx512_util.h"
+#include "gguf/util_avx512.h"
 #include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
 #include "gguf/kernels_avx512.h"

@@ -9,7 +9,7 @@
 // |q| <= 32 so that no int16 pair saturates (see each kernel).
 #include <type_traits>
 
-#include "gguf/avx2_util.h"
+#include "gguf/util_avx2.h"
 #include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
 #include "gguf/kernels.h"

@@ -1,6 +1,6 @@
 // The AVX-512 family's dots and matrix-vector products of the 256-element formats with
-// Q8_K (K-quants, IQ4_XS, TQ1_0, TQ2_0); the kernels are kquants_avx512.h's.
-#include "gguf/kquants_avx512.h"
+// Q8_K (K-quants, IQ4_XS, TQ1_0, TQ2_0); the kernels are dot_kquants_avx512.inc's.
+#include "gguf/dot_kquants_avx512.inc"
 #include "gguf/kernels_avx512.h"
 
 namespace fixq::gguf::detail::FIXQ_KERNEL_NS(avx512) {

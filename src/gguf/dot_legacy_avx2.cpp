@@ -7,7 +7,7 @@
 // [0, 31] (|pair| <= 2 * 31 * 128), and for signed values v = u - off written as
 // maddubs(u, y) - maddubs(off, y) (|pair| <= 2 * 16 * 128). Full-range int8 x int8 (Q8_0,
 // IQ4_NL) widens to int16 and uses madd, exact for every byte, -128 included.
-#include "gguf/avx2_util.h"
+#include "gguf/util_avx2.h"
 #include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
 #include "gguf/kernels.h"

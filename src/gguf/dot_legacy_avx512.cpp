@@ -12,7 +12,7 @@
 // Two blocks share a vector: 128-bit lanes [block b low 16, block b high 16, block b + 1
 // low 16, block b + 1 high 16], which is Q8_0's element order, so the activation side is the
 // blocks' quants as they are.
-#include "gguf/avx512_util.h"
+#include "gguf/util_avx512.h"
 #include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
 #include "gguf/kernels_avx512.h"

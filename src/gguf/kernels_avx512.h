@@ -1,5 +1,5 @@
 // Private: the AVX-512 (F/BW/DQ/VL/VNNI) family's GGUF kernels, declared for its table
-// (table_avx512.cpp). Include only from *_avx512.cpp files: natively they live in namespace
+// (kernels_avx512.cpp). Include only from *_avx512.cpp files: natively they live in namespace
 // avx512, in the tests' SIMDe build in avx512_emulated (src/cpu/x86.h).
 #pragma once
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "cpu/thread_address.h"
-#include "gguf/avx512_util.h"
+#include "gguf/util_avx512.h"
 
 namespace fixq::gguf::detail {
 

@@ -11,7 +11,7 @@
 // which reproduces what ggml makes of the infinite products.
 #include <cmath>
 
-#include "gguf/avx2_util.h"
+#include "gguf/util_avx2.h"
 #include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
 #include "gguf/kernels.h"

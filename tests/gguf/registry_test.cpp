@@ -36,7 +36,7 @@ TEST(GgufRegistry, EveryFamilyRunsItsOwnKernelsOnItsPaths) {
   }
 }
 
-// The types with AVX512_VBMI kernels of their own: the table formats (vpermb lookups; the
+// The types with AVX512_VBMI kernels of their own: the codebook formats (vpermb lookups; the
 // single dot of IQ4_XS stays the AVX-512 one) and Q3_K ... Q6_K (vpermb byte reorders,
 // dot_kquants_avx512vbmi.cpp). active_kernel_family names that family on its path and the
 // AVX-512 one below it; Q2_K, TQ1_0, TQ2_0 and every dequantizer stay AVX-512.
@@ -62,8 +62,8 @@ TEST(GgufRegistry, VbmiKernelsRunOnTheVbmiPaths) {
 }
 
 // fixq info's "gguf dot" line names every family in use and the types of the minority
-// ones: two families on the VBMI path, one on the others (the BF16 family builds on the
-// AVX-512 one, not on VBMI).
+// ones: two families on the VBMI path, one on the others (the BF16 and AMX families build
+// on the AVX-512 one, not on VBMI, and bring no GGUF kernels).
 TEST(GgufRegistry, InfoNamesTheFamiliesOfTheDots) {
   for (const fixq::test::KernelPath& p : fixq::test::kernel_paths()) {
     fixq::test::PathScope scope(p);
@@ -71,7 +71,7 @@ TEST(GgufRegistry, InfoNamesTheFamiliesOfTheDots) {
     if (p.isa == Isa::Avx512Vbmi)
       EXPECT_EQ(line, "avx512; avx512vbmi: q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, nvfp4") << p.name();
     else
-      EXPECT_EQ(line, p.isa == Isa::Avx512Bf16 ? "avx512" : to_string(p.isa)) << p.name();
+      EXPECT_EQ(line, p.isa == Isa::Avx512Bf16 || p.isa == Isa::Amx ? "avx512" : to_string(p.isa)) << p.name();
     EXPECT_EQ(active_kernel("gguf dequantize"), p.isa == Isa::Scalar || p.isa == Isa::Avx2 ? to_string(p.isa) : "avx512")
         << p.name();
   }

@@ -1,5 +1,5 @@
-// The AVX512_VBMI family's GGUF kernels: dot and matvec of the 4-bit table formats (IQ4_NL,
-// IQ4_XS, MXFP4, NVFP4) with vpermb lookups (nonlinear_avx512vbmi.cpp), and of Q3_K ...
+// The AVX512_VBMI family's GGUF kernels: dot and matvec of the 4-bit codebook formats (IQ4_NL,
+// IQ4_XS, MXFP4, NVFP4) with vpermb lookups (dot_codebook_avx512vbmi.cpp), and of Q3_K ...
 // Q6_K with vpermb byte reorders (dot_kquants_avx512vbmi.cpp). Every other kernel is
 // inherited from the AVX-512 family, as measured on Zen 5 (gguf_bench, same run):
 // - IQ4_XS's single dot: its activation reshuffle (once per call) is paid by one row there,

@@ -155,7 +155,7 @@ FIXQ_GGUF_INLINE __m512i iq4_xs_scale_lanes(const std::byte* block0, const std::
 
 // The 16 terms of two IQ4_XS blocks (block1 follows block0 by `next` bytes) from their
 // sub-block sums sumi (lane 8b + i): (dx_b * dy_b) * float(ls - 32) * float(sumi), in
-// dot_ref.cpp's order; dy0, dy1 are the two Q8_K blocks' d.
+// dot.cpp's order; dy0, dy1 are the two Q8_K blocks' d.
 FIXQ_GGUF_INLINE __m512 iq4_xs_pair_terms(const std::byte* block0, std::ptrdiff_t next, __m512i sumi, float dy0,
                                           float dy1) {
   const __m512i ls = iq4_xs_scale_lanes(block0, block0 + next);

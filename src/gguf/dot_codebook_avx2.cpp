@@ -1,17 +1,18 @@
-// AVX2 dequantizers and dot products of the two table formats with a scale per sub-block:
-// IQ4_XS (kIq4nlValues, a 6-bit scale per 32 under an fp16 super-block scale, with Q8_K)
-// and NVFP4 (E2M1 values, a UE4M3 scale per 16, with Q8_0). Bit-identical (bound 0) to
-// the references: the 16-entry table is one pshufb, integer sums are exact, and the float
+// AVX2 dot products of the two codebook formats with a scale per sub-block: IQ4_XS
+// (kIq4nlValues, a 6-bit scale per 32 under an fp16 super-block scale, with Q8_K) and NVFP4
+// (E2M1 values, a UE4M3 scale per 16, with Q8_0). Bit-identical (bound 0) to the references:
+// the 16-entry table is one pshufb, integer sums are exact, and the float
 // operations are the reference's, per sub-block, in its order.
 //
 // Exact sums: IQ4_XS values span -127..113 against any int8, so they widen to int16 for
 // madd (exact for every byte, -128 included). NVFP4 values (doubled E2M1, -12..12) go
 // through maddubs as u = v + 12 in [0, 24]: maddubs(u, y) - maddubs(12, y), |pair| <= 2 *
 // 24 * 128.
-#include "gguf/avx2_util.h"
+#include "gguf/util_avx2.h"
 #include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
 #include "gguf/kernels.h"
+#include "gguf/unpack_codebook_avx2.h"
 
 namespace fixq::gguf::detail {
 
@@ -19,36 +20,6 @@ namespace {
 
 // kMxfp4Values + 12, the doubled E2M1 values as unsigned codes.
 constexpr int8_t kE2m1Plus12[16] = {12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0};
-
-// float(v) * d0 for the first 16 of 32 int8 values, float(v) * d1 for the last 16.
-void store32_two_scales(float* out, __m256i v, __m256 d0, __m256 d1) {
-  store_scaled(out, i8_to_i32<0>(v), d0);
-  store_scaled(out + 8, i8_to_i32<1>(v), d0);
-  store_scaled(out + 16, i8_to_i32<2>(v), d1);
-  store_scaled(out + 24, i8_to_i32<3>(v), d1);
-}
-
-// The 32 codes of two NVFP4 sub-blocks (16 bytes at q) in element order: per sub-block the
-// 8 low nibbles, then the 8 high ones.
-__m256i nvfp4_codes(const std::byte* q) {
-  const __m128i b = load16(q), m = _mm_set1_epi8(0x0F);
-  const __m128i lo = _mm_and_si128(b, m), hi = _mm_and_si128(_mm_srli_epi16(b, 4), m);
-  return _mm256_set_m128i(_mm_unpackhi_epi64(lo, hi), _mm_unpacklo_epi64(lo, hi));
-}
-
-// The 6-bit scale codes ls - 32 of the eight IQ4_XS sub-blocks, lane k for sub-block k.
-__m256i iq4_xs_scales(const std::byte* block) {
-  uint16_t h;
-  uint32_t l;
-  __builtin_memcpy(&h, block + offsetof(BlockIq4Xs, scales_h), sizeof h);
-  __builtin_memcpy(&l, block + offsetof(BlockIq4Xs, scales_l), sizeof l);
-  const __m256i low = _mm256_and_si256(
-      _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(l)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
-      _mm256_set1_epi32(0xF));
-  const __m256i high = _mm256_and_si256(
-      _mm256_srlv_epi32(_mm256_set1_epi32(h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)), _mm256_set1_epi32(3));
-  return _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)), _mm256_set1_epi32(32));
-}
 
 // int32 partial sums (8 lanes) of x[i] * y[i] over 32 int8 pairs.
 __m256i dot_i8_lanes(__m256i x, __m256i y) {
@@ -69,19 +40,6 @@ __m256i sum_lanes8(const __m256i* v) {
 
 }  // namespace
 
-void dequantize_iq4_xs_avx2(const std::byte* in, int64_t n_blocks, float* y) {
-  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockIq4Xs), y += kQK_K) {
-    const float d = load_fp16(in + offsetof(BlockIq4Xs, d));
-    alignas(32) int32_t ls[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(ls), iq4_xs_scales(in));
-    for (int ib = 0; ib < kQK_K / 32; ++ib) {  // qs: 16 bytes per sub-block of 32
-      const __m256 dl = _mm256_set1_ps(d * to_f32(ls[ib]));
-      const __m256i v = lookup16(kIq4nlValues, nibbles_lo_hi(load16(in + offsetof(BlockIq4Xs, qs) + 16 * ib)));
-      store32_two_scales(y + 32 * ib, v, dl, dl);
-    }
-  }
-}
-
 // Per sub-block k: sumf += (d4d8 * float(ls_k - 32)) * float(sumi_k). The products are
 // formed for all eight sub-blocks at once; only the additions run in sequence.
 float dot_iq4_xs_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blocks) {
@@ -99,16 +57,6 @@ float dot_iq4_xs_q8_k_avx2(const std::byte* x, const std::byte* y, int64_t n_blo
     for (float t : terms) sumf += t;
   }
   return sumf;
-}
-
-void dequantize_nvfp4_avx2(const std::byte* in, int64_t n_blocks, float* y) {
-  for (int64_t i = 0; i < n_blocks; ++i, in += sizeof(BlockNvfp4), y += kQKNvfp4) {
-    const auto* d = reinterpret_cast<const uint8_t*>(in + offsetof(BlockNvfp4, d));
-    for (int t = 0; t < 2; ++t) {  // sub-blocks 2t and 2t + 1: 16 qs bytes
-      const __m256i v = lookup16(kMxfp4Values, nvfp4_codes(in + offsetof(BlockNvfp4, qs) + 16 * t));
-      store32_two_scales(y + 32 * t, v, _mm256_set1_ps(kUe4m3Half[d[2 * t]]), _mm256_set1_ps(kUe4m3Half[d[2 * t + 1]]));
-    }
-  }
 }
 
 // Q8_0 block t of the pair holds sub-blocks 2t (its low 16 values) and 2t + 1 (high 16).

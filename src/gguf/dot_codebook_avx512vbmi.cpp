@@ -1,4 +1,4 @@
-// AVX512_VBMI dot products and matrix-vector products of the 4-bit table formats: IQ4_NL,
+// AVX512_VBMI dot products and matrix-vector products of the 4-bit codebook formats: IQ4_NL,
 // MXFP4 and NVFP4 against Q8_0, IQ4_XS against Q8_K. Bit-identical (bound 0) to dot_*_ref:
 // the integer sum of each block (or sub-block) is exact, and each term is the reference's
 // float expression on the same operands, added to the row's sum in block order by the
@@ -7,7 +7,7 @@
 // What VBMI changes (the AVX-512 kernels of dot_legacy_avx512.cpp and dot_kquants_avx512.cpp
 // are the comparison):
 // - vpermb looks 64 codes up at once in the 16-entry table written four times (CodeTable,
-//   avx512_util.h). It reads only the low 6 bits of each index byte, so a byte's low nibble
+//   util_avx512.h). It reads only the low 6 bits of each index byte, so a byte's low nibble
 //   needs no mask, and its high nibble needs only a 16-bit shift by 4 (the bits shifted in
 //   from the next byte land in bits 4-7, which select an identical copy or are ignored).
 // - vpermi2b picks the code bytes of four IQ4_NL / MXFP4 blocks (or two NVFP4 blocks) out of
@@ -25,7 +25,7 @@
 // vpdpbusd(lo) + vpdpbusd(hi) belong to that block alone.
 #include <bit>
 
-#include "gguf/avx512_util.h"
+#include "gguf/util_avx512.h"
 #include "gguf/blocks.h"
 #include "gguf/ggml_arith.h"
 #include "gguf/kernels_avx512vbmi.h"
