@@ -27,7 +27,7 @@
 //    and the result is partial 0 + partial 1;
 //  - the sums above go left to right;
 //  - sigmoid(v) = 1 / (1 + exp(-v)), with fixq's own exp (< 1 ulp) and tanh (< 1.5 ulp),
-//    polynomials in plain float operations (src/gru/float_math.h): libm's differ between
+//    polynomials in plain float operations (src/gru/float/math.h): libm's differ between
 //    versions and CPUs.
 // The results differ from PyTorch's (other summation orders, other exp) by rounding only.
 #pragma once

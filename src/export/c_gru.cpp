@@ -8,7 +8,7 @@
 #include "export/c_text.h"
 #include "fixq/error.h"
 #include "fixq/export.h"
-#include "gru/q_model.h"
+#include "gru/int/model.h"
 #include "io/atomic_file.h"
 
 namespace fixq {

@@ -214,7 +214,7 @@ struct Avx2 {
     return static_cast<uint32_t>(_mm256_cvtsi256_si32(m));
   }
 
-  // ---- the 16 partial sums of a dot16 product (gru/float_kernels.h): two vectors here,
+  // ---- the 16 partial sums of a dot16 product (gru/float/kernels.h): two vectors here,
   // partials 0-7 and 8-15.
   struct P {
     F lo, hi;

@@ -10,8 +10,8 @@
 #include "fixq/arith.h"
 #include "fixq/host_device.h"
 #include "gemm/epilogue_formulas.h"
-#include "gru/q_lut_eval.h"
-#include "gru/q_unit_constants.h"
+#include "gru/int/lut_eval.h"
+#include "gru/int/unit_constants.h"
 
 namespace fixq::probe {
 

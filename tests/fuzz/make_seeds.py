@@ -266,7 +266,7 @@ def main():
             '"config":{', '"config":{"deep":%s,' % nested(100000), 1)))
 
         # Undefined behaviour UBSan reported: a z_out scale of 2^-100 made build_plan cast
-        # 2^100 to int32 (src/gru/q_build.cpp); exponent INT32_MIN was negated in
+        # 2^100 to int32 (src/gru/int/build.cpp); exponent INT32_MIN was negated in
         # QuantParams::validate (src/quant/scheme.cpp).
         crash("qgru", "z-out-scale-tiny.fixq",
               qgru_variant(int8, lambda p: set_all(p, "z_out", scale=[2.0 ** -100], exponent=[100])))

@@ -16,9 +16,9 @@
 
 #include "cpu/aligned_vector.h"
 #include "fixq/gru.h"
-#include "gru/float_math.h"
+#include "gru/float/math.h"
 #include "gru/float_test_util.h"
-#include "gru/float_weights.h"
+#include "gru/float/weights.h"
 #include "io/npy_test_util.h"
 
 namespace fixq {

@@ -18,8 +18,8 @@
 
 #include "fixq/gru.h"
 #include "fixq/qgru.h"
-#include "gru/float_kernels.h"
-#include "gru/float_matmul_driver.h"
+#include "gru/float/kernels.h"
+#include "gru/float/matmul_driver.h"
 #include "gru/float_test_util.h"
 #include "support/kernel_paths.h"
 #include "support/registry_checks.h"
@@ -122,7 +122,7 @@ TEST(FloatKernels, MatmulIsBitExactOnEveryPathForRaggedShapes) {
 }
 
 TEST(FloatKernels, MatmulIsBitExactOnEveryPathAcrossWeightBlocks) {
-  // n spans several weight blocks of k rows (float_matmul_driver.h) with a ragged last one.
+  // n spans several weight blocks of k rows (gru/float/matmul_driver.h) with a ragged last one.
   const int64_t k = 1030, n = 3 * gru_float::weight_block_rows(k) + 5;
   expect_matmul_paths_agree(9, n, k, 7, false);
   expect_matmul_paths_agree(1, n, k, 8, true);

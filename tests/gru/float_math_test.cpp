@@ -1,4 +1,4 @@
-// fixq's own exp, sigmoid and tanh (src/gru/float_math.h) against the exact functions,
+// fixq's own exp, sigmoid and tanh (src/gru/float/math.h) against the exact functions,
 // computed in double (whose error, < 1e-16 relative, is far below a float ulp): the
 // largest error in float ulps over every 997th float of the range where each function
 // varies, and the exact results at the edges (0, infinities, subnormals, NaN).
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "gru/float_math.h"
+#include "gru/float/math.h"
 
 namespace fixq {
 namespace {

@@ -14,7 +14,7 @@
 #include "fixq/qgru.h"
 #include "fixq/quant.h"
 #include "gru/q_oracle.h"
-#include "gru/q_plan.h"
+#include "gru/int/plan.h"
 
 namespace fixq {
 namespace {

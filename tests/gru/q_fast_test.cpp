@@ -1,4 +1,4 @@
-// The vectorised GRU loop against the reference loop (q_step_intonly.cpp): the same
+// The vectorised GRU loop against the reference loop (gru/int/step_intonly.cpp): the same
 // integers, hence the same output bits, for every configuration the acceptance lists —
 // int8 and int16, power-of-two and multiplier scales, batch 1 and 16, two layers,
 // bidirectional, ragged lengths, hidden sizes that are not whole vectors — and for inputs
@@ -20,8 +20,8 @@
 #include "fixq/qgru.h"
 #include "gru/float_test_util.h"
 #include "support/expect.h"
-#include "gru/q_fast.h"
-#include "gru/q_plan.h"
+#include "gru/int/fast/loop.h"
+#include "gru/int/plan.h"
 #include "support/kernel_paths.h"
 #include "support/registry_checks.h"
 
@@ -101,7 +101,7 @@ TEST_P(FastLoop, EqualsReferenceBitForBit) {
   }
 
   // Power-of-two plans with int32 accumulators requantize the GEMMs in the fused form
-  // (q_fast.h), and int8 ones evaluate the update's scales as shifts: the comparisons below
+  // (gru/int/fast/loop.h), and int8 ones evaluate the update's scales as shifts: the comparisons below
   // run those forms for them, the general forms for the rest.
   for (size_t cell = 0; cell < q.vectorized_cells().size(); ++cell) {
     const GruCellConstants k = q.cell_constants(cell);

@@ -22,7 +22,7 @@
 #include "fixq/gemm.h"
 #include "fixq/qgru.h"
 #include "fixq/quant.h"
-#include "gru/q_plan.h"
+#include "gru/int/plan.h"
 
 namespace fixq {
 namespace {

@@ -215,7 +215,7 @@ Results expected(const Inputs& in, int lanes, int reduce_group) {
     for (int l = 0; l < lanes; ++l) e["load_halfs_n"].push_back(l < c ? u32f(half_to_float(at(in.halfs, l))) : u32f(0.0f));
     for (int l = 0; l <= lanes; ++l) e["fstore_n"].push_back(l < c && l < lanes ? u32f(at(y, l)) : u32f(-7.0f));
   }
-  // dot16 (gru/float_kernels.h): 16 partials, the tree p_l += p_{l+8}, += p_{l+4}, += p_{l+2}, p_0 + p_1.
+  // dot16 (gru/float/kernels.h): 16 partials, the tree p_l += p_{l+8}, += p_{l+4}, += p_{l+2}, p_0 + p_1.
   auto tree = [](float p[16]) {
     for (int half = 8; half >= 1; half /= 2)
       for (int l = 0; l < half; ++l) p[l] = p[l] + p[l + half];

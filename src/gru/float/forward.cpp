@@ -7,9 +7,9 @@
 
 #include "fixq/error.h"
 #include "fixq/gru.h"
-#include "gru/float_inputs.h"
-#include "gru/float_step.h"
-#include "gru/float_weights.h"
+#include "gru/float/inputs.h"
+#include "gru/float/step.h"
+#include "gru/float/weights.h"
 
 namespace fixq {
 namespace {

@@ -1,5 +1,5 @@
 // Finite-value checks of GRU inputs, naming the first bad element by its coordinates.
-#include "gru/float_inputs.h"
+#include "gru/float/inputs.h"
 
 #include <bit>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Private: the float GRU's two kernels, one table per instruction-set family.
 //
 // Both have one numeric definition that every family reproduces bit for bit (the scalar
-// table is that definition, float_kernels_scalar.cpp):
+// table is that definition, gru/float/kernels_scalar.cpp):
 //
 // * matmul_nt: out[i, j] = dot16(a row i, w row j), the fixed-order float dot product
 //       dot16(w, x, K): 16 partial sums p_0 .. p_15, p_l = fl(p_l + fl(w[k] x[k])) over
@@ -12,7 +12,7 @@
 //   addition chains; the tree is the one a register reduction does. The order, not the
 //   instruction set, decides every rounding, so the sums are the same on every CPU.
 // * gates: the unit update of every hidden unit of every row, unit_update() of
-//   float_math.h, elementwise.
+//   gru/float/math.h, elementwise.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +44,7 @@ void for_each_gate_row(const GateArgs& g, F f) {
   for (int64_t b = 0; b < g.rows; ++b) f(g.wx + b * 3 * g.H, g.rh + b * 3 * g.H, g.h + b * g.H, b);
 }
 
-// f(op, value) for each intermediate of unit_update's values u (float_math.h), op in
+// f(op, value) for each intermediate of unit_update's values u (gru/float/math.h), op in
 // GateArgs::all's order.
 template <class U, class F>
 void each_gate_intermediate(const U& u, F f) {
@@ -66,7 +66,7 @@ struct FloatKernels {
 // Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
 FIXQ_DECLARE_KERNEL_TABLES(FloatKernels, kFloat)
 
-// The tables of the families that bring kernels (float_registry.cpp).
+// The tables of the families that bring kernels (gru/float/registry.cpp).
 cpu_detail::KernelRegistry<FloatKernels>& registry();
 
 // The kernels the active features select (each operation its own best family).
@@ -76,7 +76,7 @@ struct ActiveKernels {
 };
 ActiveKernels active_kernels();
 // This module's rows of fixq::active_kernels(): the kernel each operation runs now, picked
-// as the operations pick it (float_registry.cpp).
+// as the operations pick it (gru/float/registry.cpp).
 std::vector<KernelChoice> report_kernels();
 
 

@@ -1,7 +1,7 @@
-// The float GRU's avx2 kernels (float_kernels_lanes.h): two ymm registers per output's sixteen partial sums, eight units per vector.
+// The float GRU's avx2 kernels (gru/float/kernels_lanes.h): two ymm registers per output's sixteen partial sums, eight units per vector.
 #include "simd/lanes_avx2.h"
 
-#include "gru/float_kernels_lanes.h"
+#include "gru/float/kernels_lanes.h"
 
 namespace fixq::gru_float::FIXQ_KERNEL_NS(avx2) {
 

@@ -1,7 +1,7 @@
-// The float GRU's avx512 kernels (float_kernels_lanes.h): one zmm register per output's sixteen partial sums, sixteen units per vector.
+// The float GRU's avx512 kernels (gru/float/kernels_lanes.h): one zmm register per output's sixteen partial sums, sixteen units per vector.
 #include "simd/lanes_avx512.h"
 
-#include "gru/float_kernels_lanes.h"
+#include "gru/float/kernels_lanes.h"
 
 namespace fixq::gru_float::FIXQ_KERNEL_NS(avx512) {
 

@@ -1,5 +1,5 @@
-// Private, for the float_kernels_<family>.cpp files only: the float GRU's two kernels
-// (float_kernels.h) written once over a family's lane primitives L (src/simd/lanes_<family>.h):
+// Private, for the gru/float/kernels_<family>.cpp files only: the float GRU's two kernels
+// (gru/float/kernels.h) written once over a family's lane primitives L (src/simd/lanes_<family>.h):
 //   matmul_nt: each output's sixteen dot16 partial sums in one L::P, reduced by the
 //              definition's tree (L::reduce_one, L::reduce_group);
 //   gates:     the unit update L::kLanes units per vector, the last ones under a lane mask.
@@ -8,9 +8,9 @@
 
 #include <cstdint>
 
-#include "gru/float_kernels.h"
-#include "gru/float_math.h"
-#include "gru/float_matmul_driver.h"
+#include "gru/float/kernels.h"
+#include "gru/float/math.h"
+#include "gru/float/matmul_driver.h"
 
 namespace fixq::gru_float {
 
@@ -86,7 +86,7 @@ struct FloatGruLanes {
     matmul_nt_blocked<Tiles>(a, lda, m, w, n, k, out, ldo);
   }
 
-  // unit_update's operations (float_math.h) on L's float lanes.
+  // unit_update's operations (gru/float/math.h) on L's float lanes.
   struct Ops {
     using V = F;
     static V splat(float v) { return L::fsplat(v); }

@@ -1,7 +1,7 @@
-// The float GRU's reference kernels: the definitions of float_kernels.h, one float at a
+// The float GRU's reference kernels: the definitions of gru/float/kernels.h, one float at a
 // time. Every vector family must give these bits.
-#include "gru/float_kernels.h"
-#include "gru/float_math.h"
+#include "gru/float/kernels.h"
+#include "gru/float/math.h"
 
 namespace fixq::gru_float {
 

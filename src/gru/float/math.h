@@ -3,7 +3,7 @@
 // Each function is a template over an operations type O (O::V a float or a vector of
 // floats, with add, sub, mul, div, min, max, compare-select and a few bit operations); the
 // scalar reference instantiates it with ScalarOps below, each kernel family with its own
-// vector operations (float_kernels_<family>.cpp). Every step is one IEEE-754 single
+// vector operations (gru/float/kernels_<family>.cpp). Every step is one IEEE-754 single
 // operation rounded to nearest, the same sequence on every path, so every path gives the
 // same bits: no fused multiply-add anywhere (the library is built with -ffp-contract=off
 // and clang is told so below), no reciprocal estimates, no libm.

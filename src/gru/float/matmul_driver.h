@@ -1,4 +1,4 @@
-// Private: the loop nest of a family's matmul_nt (float_kernels.h) around its tiles.
+// Private: the loop nest of a family's matmul_nt (gru/float/kernels.h) around its tiles.
 //
 // The rows of w (the GRU's weights, [n, k] row-major as GruCell holds them) are taken in
 // blocks that stay in L2 while every row of a passes over them; inside a block, tiles of

@@ -7,7 +7,7 @@
 
 #include "fixq/error.h"
 #include "fixq/gru.h"
-#include "gru/float_inputs.h"
+#include "gru/float/inputs.h"
 
 namespace fixq {
 namespace {

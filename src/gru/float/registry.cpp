@@ -1,6 +1,6 @@
 // The float GRU's kernel list and the choice among it.
 #include "cpu/registry.h"
-#include "gru/float_kernels.h"
+#include "gru/float/kernels.h"
 
 namespace fixq::gru_float {
 

@@ -1,7 +1,7 @@
 // One float GRU step over all rows: the recurrent product, then the unit update of
-// float_math.h, through the active kernels (float_kernels.h). With a tap, every operator
+// gru/float/math.h, through the active kernels (gru/float/kernels.h). With a tap, every operator
 // is kept as a whole array so that the tap sees each at once; without one, only h.
-#include "gru/float_step.h"
+#include "gru/float/step.h"
 
 namespace fixq::gru_float {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fixq/gru.h"
-#include "gru/float_kernels.h"
+#include "gru/float/kernels.h"
 
 namespace fixq::gru_float {
 
@@ -27,7 +27,7 @@ struct StepScratch {
 };
 
 // Wx = W x for `rows` rows of x (row stride C): wx [rows, 3H]. w: cell.W's values, there
-// or in an aligned copy (float_weights.h).
+// or in an aligned copy (gru/float/weights.h).
 void input_projection(const GruCell& cell, const float* w, const ActiveKernels& k, int64_t rows, const float* x,
                       float* wx);
 

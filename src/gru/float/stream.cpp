@@ -3,8 +3,8 @@
 
 #include "fixq/error.h"
 #include "fixq/gru.h"
-#include "gru/float_inputs.h"
-#include "gru/float_step.h"
+#include "gru/float/inputs.h"
+#include "gru/float/step.h"
 
 namespace fixq {
 

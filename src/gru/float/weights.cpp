@@ -1,4 +1,4 @@
-#include "gru/float_weights.h"
+#include "gru/float/weights.h"
 
 #include <algorithm>
 #include <cstddef>

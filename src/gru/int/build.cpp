@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "fixq/error.h"
-#include "gru/q_fast.h"
+#include "gru/int/fast/loop.h"
 
 namespace fixq::gru_detail {
 
@@ -22,7 +22,7 @@ OpQ op_q(const QuantParams& p) {
 FixedPointScale ratio(double num, double den, const GruQuantConfig& c, const char* what) {
   const double sigma = num / den;
   // Both modes share the multiplier's upper bound, which keeps every sum of the step
-  // inside int64 (q_step_intonly.cpp); a larger ratio means broken parameters.
+  // inside int64 (gru/int/step_intonly.cpp); a larger ratio means broken parameters.
   if (!(sigma <= FixedPointScale::kMaxReal))
     fail("GRU rescale ", what, ": ratio ", sigma, " of scales exceeds 2^20; the parameters are not usable");
   try {

@@ -1,6 +1,6 @@
 // QuantizedGru::cell_constants: the build-time constants of one cell, copied out of its plan.
 #include "fixq/error.h"
-#include "gru/q_model.h"
+#include "gru/int/model.h"
 
 namespace fixq {
 
@@ -38,7 +38,7 @@ GruCellConstants QuantizedGru::cell_constants(size_t c) const {
   const int D = m.directions();
   const size_t layer = c / static_cast<size_t>(D);
   if (layer > 0) {
-    // As run_layers rescales the layer below's outputs (q_forward.cpp, spec 6.4).
+    // As run_layers rescales the layer below's outputs (gru/int/forward.cpp, spec 6.4).
     const QuantParams& nx = m.params.cells[layer * static_cast<size_t>(D)][GruOp::X];
     const ScaleKind kind = m.params.config.scale_kind;
     for (int d = 0; d < D; ++d) {

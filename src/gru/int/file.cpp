@@ -4,7 +4,7 @@
 
 #include "fixq/error.h"
 #include "fixq/safetensors.h"
-#include "gru/q_model.h"
+#include "gru/int/model.h"
 
 namespace fixq {
 

@@ -1,5 +1,5 @@
 // QuantizedGru: construction from a float model, and the forward pass around the integer
-// loop: quantize the input, run every cell (q_step_intonly.cpp), rescale between layers,
+// loop: quantize the input, run every cell (gru/int/step_intonly.cpp), rescale between layers,
 // dequantize the output.
 #include <cmath>
 #include <cstring>
@@ -7,8 +7,8 @@
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
-#include "gru/q_fast.h"
-#include "gru/q_model.h"
+#include "gru/int/fast/loop.h"
+#include "gru/int/model.h"
 
 namespace fixq {
 
@@ -56,7 +56,7 @@ std::vector<char> quantize_to(const float* x, int64_t n, const QuantParams& p, I
   return q;
 }
 
-// This thread's forward buffers (q_model.h LayerBuffers): they keep their capacity, so a
+// This thread's forward buffers (gru/int/model.h LayerBuffers): they keep their capacity, so a
 // loop of forwards of one shape allocates nothing after its first call.
 LayerBuffers& thread_buffers() {
   thread_local LayerBuffers buf;

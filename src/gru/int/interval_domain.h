@@ -1,8 +1,8 @@
-// Private: the unit update (q_unit_update.h) evaluated on intervals, the proof that vector
+// Private: the unit update (gru/int/unit_update.h) evaluated on intervals, the proof that vector
 // lanes of Bits bits hold every intermediate exactly. One domain for both lane widths:
-//   Bits = 32: build_fast_plan (q_fast_plan.cpp) chooses each ratio's lane form on its input
+//   Bits = 32: build_fast_plan (gru/int/fast/plan.cpp) chooses each ratio's lane form on its input
 //              interval (arith/lane_scale.h) and writes it into the plan;
-//   Bits = 16: lanes16_form (q_fast_plan16.cpp) takes the int32 plan's forms (a plan of
+//   Bits = 16: lanes16_form (gru/int/fast/plan16.cpp) takes the int32 plan's forms (a plan of
 //              shifts) and checks that each value, each value plus its rounding constant,
 //              and each product operand shifted for vpmulhrsw stays inside int16.
 // Every operation the lanes perform is checked to stay in the lane width (ok turns false
@@ -15,9 +15,9 @@
 #include <optional>
 #include <type_traits>
 
-#include "gru/q_fast.h"
-#include "gru/q_interval.h"
-#include "gru/q_unit_update.h"
+#include "gru/int/fast/loop.h"
+#include "gru/int/interval.h"
+#include "gru/int/unit_update.h"
 
 namespace fixq::gru_detail {
 

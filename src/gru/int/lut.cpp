@@ -5,7 +5,7 @@
 
 #include "fixq/error.h"
 #include "fixq/qgru.h"
-#include "gru/q_lut_eval.h"
+#include "gru/int/lut_eval.h"
 
 namespace fixq {
 

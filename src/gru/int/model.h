@@ -4,12 +4,12 @@
 #include <vector>
 
 #include "fixq/qgru.h"
-#include "gru/q_plan.h"
+#include "gru/int/plan.h"
 
 namespace fixq {
 
 // The integer sequences of one forward pass. Callers keep one per thread between calls
-// (q_forward.cpp): a batch of 16 x 100 steps of H = 256 is megabytes, and fresh buffers of
+// (gru/int/forward.cpp): a batch of 16 x 100 steps of H = 256 is megabytes, and fresh buffers of
 // that size come from the kernel as zeroed pages on every call, which cost more than a
 // tenth of the forward (measured: memset and page faults, `perf` on Zen 5).
 struct LayerBuffers {

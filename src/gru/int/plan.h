@@ -12,9 +12,9 @@
 #include "fixq/arith.h"
 #include "fixq/gemm.h"
 #include "fixq/qgru.h"
-#include "gru/q_lut_eval.h"
-#include "gru/q_unit_constants.h"
-#include "gru/q_unit_update.h"
+#include "gru/int/lut_eval.h"
+#include "gru/int/unit_constants.h"
+#include "gru/int/unit_update.h"
 
 namespace fixq::gru_detail {
 
@@ -25,7 +25,7 @@ struct OpQ {
   IntType storage = IntType::S8;  // s8 for 8 bits, s16 for 16
 };
 
-struct FastPlan;  // q_fast.h
+struct FastPlan;  // gru/int/fast/loop.h
 
 struct CellPlan {
   int64_t input_size = 0;
@@ -45,7 +45,7 @@ struct CellPlan {
 
   ActivationLut sig_z, sig_r, tanh_g;
 
-  // The vectorised loop's plan (q_fast.h); null when its int32 lanes could not be exact.
+  // The vectorised loop's plan (gru/int/fast/loop.h); null when its int32 lanes could not be exact.
   std::shared_ptr<const FastPlan> fast;
   // On the forward cell of a bidirectional layer whose two cells both have fast plans: W
   // of both directions stacked [6H, C], so that one product reads x once for both
@@ -53,7 +53,7 @@ struct CellPlan {
   std::shared_ptr<const PackedB> w_pair;
 };
 
-// The plan's parts by the names of the unit update (q_unit_update.h), gathered once so
+// The plan's parts by the names of the unit update (gru/int/unit_update.h), gathered once so
 // that every domain reads them by index.
 struct CellRefs {
   std::array<const OpQ*, 13> operand;             // [Operand]
@@ -69,11 +69,11 @@ struct CellRefs {
   const ActivationLut& table(UnitLut l) const { return *lut[static_cast<size_t>(l)]; }
 };
 
-// The same constants as plain values, for the exact domain (q_unit_constants.h); the
+// The same constants as plain values, for the exact domain (gru/int/unit_constants.h); the
 // pointers point into the plan.
 UnitConstants unit_constants(const CellRefs& c);
 
-// The plain view of a table that activation_lookup reads (q_lut_eval.h).
+// The plain view of a table that activation_lookup reads (gru/int/lut_eval.h).
 inline LutView lut_view(const ActivationLut& l) {
   return {l.table().data(), l.input_min(), l.shift(), l.frac_bits(), l.output_range()};
 }
@@ -103,8 +103,8 @@ void run_layer_pair(const CellPlan& fwd, const CellPlan& bwd, const void* q_x, i
                     const std::vector<int64_t>& lengths, void* q_h_fwd, void* q_y_fwd, void* q_h_bwd, void* q_y_bwd,
                     bool two_threads);
 
-// The integer time loop of one cell: the fast path (q_fast_loop.cpp) when the CPU has
-// AVX2 and the cell has a fast plan, else the reference (q_step_intonly.cpp, no float
+// The integer time loop of one cell: the fast path (gru/int/fast/loop.cpp) when the CPU has
+// AVX2 and the cell has a fast plan, else the reference (gru/int/step_intonly.cpp, no float
 // code); both compute the same integers.
 //   q_x    [T, B, C] the layer input in this cell's x parameters (storage x.storage)
 //   q_h    [B, H] initial state in h's parameters (updated in place)

@@ -1,5 +1,5 @@
-// CellRefs: the plan's fields indexed by the unit update's names (q_unit_update.h).
-#include "gru/q_plan.h"
+// CellRefs: the plan's fields indexed by the unit update's names (gru/int/unit_update.h).
+#include "gru/int/plan.h"
 
 namespace fixq::gru_detail {
 

@@ -1,5 +1,5 @@
-// run_cell: the fast loop with the best lane kernels the CPU has (q_fast_registry.cpp), for
-// cells with a fast plan, else the reference (q_plan.h); and the two directions of a
+// run_cell: the fast loop with the best lane kernels the CPU has (gru/int/fast/registry.cpp), for
+// cells with a fast plan, else the reference (gru/int/plan.h); and the two directions of a
 // bidirectional layer.
 #include <exception>
 #include <thread>
@@ -7,7 +7,7 @@
 
 #include "cpu/thread_pool.h"
 #include "fixq/cpu.h"
-#include "gru/q_fast.h"
+#include "gru/int/fast/loop.h"
 
 namespace fixq::gru_detail {
 

@@ -10,7 +10,7 @@
 // far below 2^63; each result is saturated to its operator's range before use.
 #include <cstring>
 
-#include "gru/q_plan.h"
+#include "gru/int/plan.h"
 
 namespace fixq::gru_detail {
 
@@ -46,7 +46,7 @@ RequantEpilogue requant_to(const OpQ& out, const std::vector<FixedPointScale>& s
   return e;
 }
 
-// One hidden unit j of one batch item: the exact domain (q_unit_constants.h).
+// One hidden unit j of one batch item: the exact domain (gru/int/unit_constants.h).
 int32_t update_unit(const UnitConstants& c, IntType wt, IntType rt, int64_t H, int64_t j, const void* wx, const void* rh,
                     int32_t h) {
   return update_unit_exact(c, j, load(wx, wt, j), load(wx, wt, H + j), load(wx, wt, 2 * H + j), load(rh, rt, j),

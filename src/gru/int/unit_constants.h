@@ -1,10 +1,10 @@
 // Private: a cell's unit-update constants as plain values and pointers, and the exact
-// domain that evaluates unit_update (q_unit_update.h) over them. A formula header
-// (fixq/host_device.h): the reference loop (q_step_intonly.cpp) runs this domain on the
+// domain that evaluates unit_update (gru/int/unit_update.h) over them. A formula header
+// (fixq/host_device.h): the reference loop (gru/int/step_intonly.cpp) runs this domain on the
 // CPU, and a GPU backend runs the same domain, over the same constants copied to device
 // memory, on the device.
 //
-// Every intermediate is bounded far inside int64 (q_step_intonly.cpp states the bounds);
+// Every intermediate is bounded far inside int64 (gru/int/step_intonly.cpp states the bounds);
 // each result is saturated to its operator's range.
 #pragma once
 
@@ -12,8 +12,8 @@
 
 #include "fixq/arith.h"
 #include "fixq/host_device.h"
-#include "gru/q_lut_eval.h"
-#include "gru/q_unit_update.h"
+#include "gru/int/lut_eval.h"
+#include "gru/int/unit_update.h"
 
 namespace fixq::gru_detail {
 

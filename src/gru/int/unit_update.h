@@ -1,10 +1,10 @@
 // Private: the per-unit update of the integer GRU (docs/spec.md 5.2), written once.
 //
 // unit_update<D> is the only statement of the formula. Each domain D evaluates it:
-//   * exact int64 values: the reference loop (q_step_intonly.cpp), the definition;
-//   * intervals of values: build_fast_plan (q_fast_plan.cpp) proves that int32 lanes are
+//   * exact int64 values: the reference loop (gru/int/step_intonly.cpp), the definition;
+//   * intervals of values: build_fast_plan (gru/int/fast/plan.cpp) proves that int32 lanes are
 //     exact for a cell and chooses the lane form of every scale on the way;
-//   * int32 vector lanes: the fast loops (q_fast_avx2.cpp, q_fast_avx512.cpp).
+//   * int32 vector lanes: the fast loops (gru/int/fast/kernels_avx2.cpp, gru/int/fast/kernels_avx512.cpp).
 // as gemmlowp's one FixedPoint<tRawType> body serves scalar and vector raw types.
 //
 // A domain D provides, for its value type D::V:

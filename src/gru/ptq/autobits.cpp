@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "fixq/error.h"
-#include "gru/ptq_impl.h"
+#include "gru/ptq/gru_ptq_state.h"
 
 namespace fixq {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "fixq/error.h"
-#include "gru/ptq_impl.h"
+#include "gru/ptq/gru_ptq_state.h"
 
 namespace fixq {
 

@@ -7,7 +7,7 @@
 
 #include "fixq/error.h"
 #include "fixq/metrics.h"
-#include "gru/ptq_impl.h"
+#include "gru/ptq/gru_ptq_state.h"
 
 namespace fixq::ptq_detail {
 

@@ -1,8 +1,8 @@
-// The AVX-512 family's fast GRU step (q_fast_step.h): sixteen hidden units per vector, the
+// The AVX-512 family's fast GRU step (gru/int/fast/step.h): sixteen hidden units per vector, the
 // activation tables read with vpgatherdd.
 #include "simd/lanes_avx512.h"
 
-#include "gru/q_fast_step.h"
+#include "gru/int/fast/step.h"
 
 namespace fixq::gru_detail::FIXQ_KERNEL_NS(avx512) {
 

@@ -1,8 +1,8 @@
-// The AVX512_VBMI family's fast GRU step (q_fast_step.h): the direct activation
+// The AVX512_VBMI family's fast GRU step (gru/int/fast/step.h): the direct activation
 // tables of 8-bit operators (256 entries of one byte each) sit in four registers and are
 // read with vpermi2b, without vpgatherdd's per-element loads; other tables are gathered.
-// Cells whose every intermediate fits int16 run on 32 int16 lanes (q_fast_avx512_lanes16.h).
-#include "gru/q_fast_avx512_lanes16.h"
+// Cells whose every intermediate fits int16 run on 32 int16 lanes (gru/int/fast/lanes16_avx512.h).
+#include "gru/int/fast/lanes16_avx512.h"
 
 namespace fixq::gru_detail::FIXQ_KERNEL_NS(avx512vbmi) {
 

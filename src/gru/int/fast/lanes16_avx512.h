@@ -1,14 +1,14 @@
-// Private, for q_fast_avx512vbmi.cpp only: the fast GRU step on 32 int16 lanes
-// (Lanes16Form, q_fast.h) for cells whose every intermediate fits int16: the unit update
+// Private, for gru/int/fast/kernels_avx512vbmi.cpp only: the fast GRU step on 32 int16 lanes
+// (Lanes16Form, gru/int/fast/loop.h) for cells whose every intermediate fits int16: the unit update
 // of 32 units in about as many operations as 16 units take in int32 lanes. The GEMM rows
-// arrive as int32 accumulators and leave the fused requantization (q_fast.h) as int32;
+// arrive as int32 accumulators and leave the fused requantization (gru/int/fast/loop.h) as int32;
 // two vectors of them pack into one. Activation tables are read from their four byte
 // registers with vpermi2b, as the int32 lanes of this family read them.
 #pragma once
 
 #include "simd/lanes_avx512vbmi.h"
 
-#include "gru/q_fast_step.h"
+#include "gru/int/fast/step.h"
 
 namespace fixq::gru_detail {
 
@@ -57,7 +57,7 @@ void prepare16(const CellPlan& plan, const FastPlan& f, void* storage) {
   for (size_t l = 0; l < 3; ++l) s->input_min[l] = c.lut[l]->input_min();
 }
 
-// The unit update (q_unit_update.h) on 32 int16 lanes; lanes16_form proved every value,
+// The unit update (gru/int/unit_update.h) on 32 int16 lanes; lanes16_form proved every value,
 // sum and shifted operand fits.
 struct Lane16Domain {
   using V = __m512i;

@@ -1,5 +1,5 @@
 // The time loop of the fast path: the same order of work as run_cell_reference
-// (q_step_intonly.cpp): Wx for every step in one GEMM (project_inputs; both directions of
+// (gru/int/step_intonly.cpp): Wx for every step in one GEMM (project_inputs; both directions of
 // a bidirectional layer in one product that reads x once), then per step the recurrent
 // GEMM of the whole batch and, per batch item, the family's step kernel (requantization of
 // Rh and the vectorised unit update). Everything that does not change from step to step
@@ -10,7 +10,7 @@
 
 #include "cpu/thread_address.h"
 #include "gemm/driver.h"
-#include "gru/q_fast.h"
+#include "gru/int/fast/loop.h"
 
 namespace fixq::gru_detail {
 

@@ -1,9 +1,9 @@
 // Private: the vectorised integer time loop of one GRU cell (the fast path).
 //
-// It computes exactly the integers of the reference loop (q_step_intonly.cpp), many hidden
+// It computes exactly the integers of the reference loop (gru/int/step_intonly.cpp), many hidden
 // units per vector in int32 lanes: 8 per AVX2 register, 16 per AVX-512 register. int32
 // lanes are exact only when every intermediate provably fits, so build_fast_plan()
-// evaluates the unit update (q_unit_update.h) on intervals, once per cell, and returns
+// evaluates the unit update (gru/int/unit_update.h) on intervals, once per cell, and returns
 // nothing when one interval leaves int32; run_cell then uses the reference for that cell.
 // Two rewrites keep the lanes exact without changing any result:
 //   * requantizing a GEMM accumulator, y = sat(R(v) + zp), depends on v only inside the
@@ -23,7 +23,7 @@
 #include "arith/lane_scale.h"
 #include "cpu/aligned_vector.h"
 #include "cpu/registry.h"
-#include "gru/q_plan.h"
+#include "gru/int/plan.h"
 
 namespace fixq::gru_detail {
 
@@ -92,13 +92,13 @@ struct FastPlan {
 
 // The int16 lane form of a cell's plan (f complete but for it), or nothing: a plan of
 // shifts, direct tables of 256 byte-sized entries, and every intermediate of the
-// update, each shifted product operand and each rounding sum inside int16 (q_fast_plan16.cpp).
+// update, each shifted product operand and each rounding sum inside int16 (gru/int/fast/plan16.cpp).
 std::optional<Lanes16Form> lanes16_form(const CellPlan& plan, const FastPlan& f);
 
 // The fast plan of a cell, or nothing when an intermediate could leave int32 lanes.
 std::optional<FastPlan> build_fast_plan(const CellPlan& plan);
 
-// One instruction-set family's lane kernels (q_fast_<family>.cpp). A family prepares, once
+// One instruction-set family's lane kernels (gru/int/fast/kernels_<family>.cpp). A family prepares, once
 // per run, a state of its own (broadcast constants, per-row scales) that the per-step
 // kernels read.
 struct GruLaneKernels {
@@ -126,13 +126,13 @@ struct GruKernels {
 // Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
 FIXQ_DECLARE_KERNEL_TABLES(GruKernels, kGru)
 
-// The tables of the families that bring kernels (q_fast_registry.cpp).
+// The tables of the families that bring kernels (gru/int/fast/registry.cpp).
 cpu_detail::KernelRegistry<GruKernels>& registry();
 
 // The lane kernels the active features select, or null: the reference loop.
 const GruLaneKernels* active_lane_kernels();
 // This module's rows of fixq::active_kernels(): the kernel each operation runs now, picked
-// as the operations pick it (q_fast_registry.cpp).
+// as the operations pick it (gru/int/fast/registry.cpp).
 std::vector<KernelChoice> report_kernels();
 
 
@@ -152,7 +152,7 @@ void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int c
 void run_recurrence(const GruLaneKernels& k, const CellPlan& plan, const FastPlan& fast, const WxRows& wx, int64_t steps,
                     int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
 
-// Same contract as run_cell (q_plan.h), computed with the given lane kernels.
+// Same contract as run_cell (gru/int/plan.h), computed with the given lane kernels.
 void run_cell_fast(const GruLaneKernels& k, const CellPlan& plan, const FastPlan& fast, const void* q_x, int64_t steps,
                    int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
 

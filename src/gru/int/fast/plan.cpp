@@ -1,14 +1,14 @@
-// build_fast_plan: the unit update (q_unit_update.h) evaluated on intervals, from the
+// build_fast_plan: the unit update (gru/int/unit_update.h) evaluated on intervals, from the
 // operators' integer ranges: the interval of every intermediate, and the lane form of
 // every scale (arith/lane_scale.h). A cell gets a plan only if every one fits int32.
 #include <algorithm>
 #include <cstdlib>
 
 #include "gemm/kernels.h"
-#include "gru/q_fast.h"
-#include "gru/q_interval.h"
-#include "gru/q_interval_domain.h"
-#include "gru/q_unit_update.h"
+#include "gru/int/fast/loop.h"
+#include "gru/int/interval.h"
+#include "gru/int/interval_domain.h"
+#include "gru/int/unit_update.h"
 
 namespace fixq::gru_detail {
 
@@ -33,7 +33,7 @@ int64_t first_true(int64_t lo, int64_t hi, P pred) {
   return a;
 }
 
-// The fused form of rows (q_fast.h) where every row allows it, or nothing. l[n] is row n's
+// The fused form of rows (gru/int/fast/loop.h) where every row allows it, or nothing. l[n] is row n's
 // lane form on its window, rows n = g * H + j of the three gates.
 std::optional<FusedRequant> fused_form(const RequantRows& r, const std::vector<LaneScale>& l,
                                        const std::vector<FixedPointScale>& scale, int64_t H, int64_t hp) {

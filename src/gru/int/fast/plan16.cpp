@@ -1,11 +1,11 @@
 // lanes16_form: the unit update evaluated on intervals a second time, now against int16
-// lanes (Lanes16Form, q_fast.h; the domain is q_interval_domain.h's).
+// lanes (Lanes16Form, gru/int/fast/loop.h; the domain is gru/int/interval_domain.h's).
 #include <algorithm>
 
-#include "gru/q_fast.h"
-#include "gru/q_interval.h"
-#include "gru/q_interval_domain.h"
-#include "gru/q_unit_update.h"
+#include "gru/int/fast/loop.h"
+#include "gru/int/interval.h"
+#include "gru/int/interval_domain.h"
+#include "gru/int/unit_update.h"
 
 namespace fixq::gru_detail {
 

@@ -1,10 +1,10 @@
 // The fast GRU step's kernel list, one line per instruction-set family that brings lane
 // kernels, and the choice among it.
-#include "gru/q_fast.h"
+#include "gru/int/fast/loop.h"
 
 namespace fixq::gru_detail {
 
-// The scalar family's path is the reference loop (q_step_intonly.cpp): no lane kernels.
+// The scalar family's path is the reference loop (gru/int/step_intonly.cpp): no lane kernels.
 FIXQ_KERNEL_REGISTRY(GruKernels, "gru", {Isa::Avx512Vbmi, &avx512vbmi::kGru}, {Isa::Avx512, &avx512::kGru},
                      {Isa::Avx2, &avx2::kGru})
 

@@ -1,12 +1,12 @@
-// Private, for the q_fast_<family>.cpp files only: the lane kernels of the fast GRU step,
+// Private, for the gru/int/fast/kernels_<family>.cpp files only: the lane kernels of the fast GRU step,
 // written once over a family's lane primitives L (src/simd/lanes_<family>.h): L::kLanes
 // hidden units per vector in int32 lanes, the same integers as the reference
-// (build_fast_plan proved every lane fits, q_fast.h). The products before them run on the
+// (build_fast_plan proved every lane fits, gru/int/fast/loop.h). The products before them run on the
 // GEMM's kernels. Each family's file compiles its own copy with its own flags (everything
 // here has internal linkage, so no copy can stand in for another at link time).
 //
 // The families differ only in their primitives, among them how they read the activation
-// tables (q_lut_eval.h): gathers, or for a family whose L::kByteTables is set, the direct
+// tables (gru/int/lut_eval.h): gathers, or for a family whose L::kByteTables is set, the direct
 // tables of 8-bit operators whose entries fit a byte from four registers (vpermi2b).
 #pragma once
 
@@ -15,9 +15,9 @@
 #include <type_traits>
 
 #include "arith/lane_scale_lanes.h"
-#include "gru/q_fast.h"
-#include "gru/q_lut_eval.h"
-#include "gru/q_unit_update.h"
+#include "gru/int/fast/loop.h"
+#include "gru/int/lut_eval.h"
+#include "gru/int/unit_update.h"
 
 namespace fixq::gru_detail {
 namespace {
@@ -27,7 +27,7 @@ typename L::I clamp_lanes(typename L::I v, typename L::I lo, typename L::I hi) {
   return L::min(L::max(v, lo), hi);
 }
 
-// activation_lookup's operations on L's lanes (q_lut_eval.h).
+// activation_lookup's operations on L's lanes (gru/int/lut_eval.h).
 template <class L>
 struct LutOps {
   using V = typename L::I;
@@ -112,7 +112,7 @@ void prepare(const CellPlan& plan, const FastPlan& f, void* storage) {
   s->h_storage = plan.h.storage;
 }
 
-// The unit update (q_unit_update.h) on L's int32 lanes. Shifts: the plan's scales are all
+// The unit update (gru/int/unit_update.h) on L's int32 lanes. Shifts: the plan's scales are all
 // one addition and one shift or a left shift (FastPlan::shifts).
 template <class L, bool Pow2, bool Shifts = false>
 struct LaneDomain {
@@ -191,7 +191,7 @@ typename L::I requant(const RequantRows& r, const Acc* acc, int64_t n) {
   return clamp_lanes<L>(L::add(y, L::splat(r.zp)), L::splat(r.out.qmin), L::splat(r.out.qmax));
 }
 
-// L::kLanes rows in the fused form (q_fast.h): acc points at row g * H + j, at = g * hp + j.
+// L::kLanes rows in the fused form (gru/int/fast/loop.h): acc points at row g * H + j, at = g * hp + j.
 template <class L>
 typename L::I requant_fused(const FusedRequant& f, const int32_t* acc, int64_t at) {
   const auto i = static_cast<size_t>(at);
