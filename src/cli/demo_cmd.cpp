@@ -236,8 +236,9 @@ void register_demo(CLI::App& app) {
   cmd->footer("Example:\n  build/bin/fixq demo\n(regenerate the model: /usr/bin/python3 tools/train_charlm.py --out data/charlm;\n"
               " its text ids: /usr/bin/python3 tools/charlm_text.py --data data/charlm)");
   cmd->callback([dir, speech] {
+    const auto speech_part = prepare_speech_demo(*speech);
     run(*dir);
-    speech_demo(*speech);
+    speech_part();
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -68,10 +69,7 @@ int64_t streamed_segment(const SpeechModel& m) {
   return 0;
 }
 
-}  // namespace
-
-void speech_demo(const std::string& dir) {
-  const SpeechModel m = SpeechModel::load(dir);
+void speech_demo(const std::string& dir, const SpeechModel& m) {
   const int64_t T = m.shape[0], B = m.shape[1], H = m.gru.hidden_size;
   std::printf("\nfixq demo, second model: a speech-enhancement GRU (%s)\n", dir.c_str());
   std::printf("  model: %lld log band energies -> GRU %lld x %d layers -> linear %lld -> sigmoid band gains, trained on\n"
@@ -128,6 +126,13 @@ void speech_demo(const std::string& dir) {
               "  %.2f us per %.1f ms frame for the GRU step and the head (1 thread, median of 5).\n",
               static_cast<long long>(seg), m.heldout_labels[static_cast<size_t>(seg)].c_str(), ss.snr_in_db,
               ss.snr_in_db + ss.snr_gain_db, ss.snr_gain_db, static_cast<long long>(T), us, m.frame_ms);
+}
+
+}  // namespace
+
+std::function<void()> prepare_speech_demo(const std::string& dir) {
+  auto m = std::make_shared<const SpeechModel>(SpeechModel::load(dir));
+  return [dir, m] { speech_demo(dir, *m); };
 }
 
 }  // namespace fixq::cli
