@@ -20,7 +20,6 @@ Usage: /usr/bin/python3 tools/speech_torch_int8.py [--data data/speech]
 """
 import argparse
 import json
-import math
 import os
 import sys
 
@@ -33,8 +32,7 @@ import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import speech_task as task  # noqa: E402
-
-ENGINES = ("onednn", "qnnpack")
+from charlm_torch_int8 import ENGINES, cosine_f64, dynamic_int8  # noqa: E402  the char-LM's rows do the same
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -58,21 +56,6 @@ class Gru(torch.nn.Module):
 
     def forward(self, x):
         return self.gru(x)[0]
-
-
-def cosine_f64(ref, y):
-    r, q = ref.astype(np.float64).ravel(), y.astype(np.float64).ravel()
-    return float(r @ q / (math.sqrt(r @ r) * math.sqrt(q @ q)))
-
-
-def dynamic_int8(model, engine):
-    if engine not in torch.backends.quantized.supported_engines:
-        raise RuntimeError(f"this torch lacks the '{engine}' quantized engine")
-    torch.backends.quantized.engine = engine
-    q = torch.ao.quantization.quantize_dynamic(model, {torch.nn.GRU}, dtype=torch.qint8)
-    if "quantized" not in type(q.gru).__module__:
-        raise RuntimeError(f"quantize_dynamic left {type(q.gru).__name__} unquantized")
-    return q
 
 
 def rows(m):

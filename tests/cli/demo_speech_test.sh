@@ -47,4 +47,13 @@ cp "$root"/data/speech/* "$tmp/bad/"
 status=0
 "$fixq" demo --speech-data "$tmp/bad" >"$tmp/stdout" 2>"$tmp/stderr" || status=$?
 [[ $status != 0 ]] && grep -q "do not fit together" "$tmp/stderr" || { echo "bad head not refused:" >&2; cat "$tmp/stderr" >&2; exit 1; }
+# tools/speech_torch_int8.py (the demo's torch rows): bad input is one line and a nonzero exit.
+for args in "--data $tmp/none:1:$tmp/none/task.json" "--data $tmp/bad:1:do not fit together" "--repeats 3:2:unrecognized"; do
+  IFS=: read -r a want pattern <<<"$args"
+  status=0
+  # shellcheck disable=SC2086
+  /usr/bin/python3 "$root/tools/speech_torch_int8.py" $a >"$tmp/stdout" 2>"$tmp/stderr" || status=$?
+  [[ $status == "$want" && ! -s $tmp/stdout && $(wc -l <"$tmp/stderr") == 1 ]] && grep -q -- "$pattern" "$tmp/stderr" ||
+    { echo "speech_torch_int8.py $a: exit $status, expected $want and '$pattern':" >&2; cat "$tmp/stderr" >&2; exit 1; }
+done
 echo "demo_speech: ok"
