@@ -28,6 +28,7 @@ from typing import Iterable as _Iterable
 
 from . import _fixq
 from ._fixq import (  # noqa: F401  (re-exports)
+    __version__,
     FixedPointScale,
     GruCalibrator,
     GruAutoBitsResult,
@@ -70,7 +71,6 @@ from ._fixq import (  # noqa: F401  (re-exports)
 _sys.modules.setdefault(__name__ + ".formats", formats)
 _sys.modules.setdefault(__name__ + ".metrics", metrics)
 
-__version__ = "0.1.0"
 
 
 def quantize_gru(model, calib: _Iterable, config="int8", scales=None, method="auto", rounding="gptq",

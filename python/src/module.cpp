@@ -6,9 +6,11 @@
 // PermissionError, IsADirectoryError, ...), as for its own open(). The pure-Python package
 // `fixq` (python/fixq/__init__.py) re-exports everything.
 #include "bindings.h"
+#include "fixq/version.h"
 
 PYBIND11_MODULE(_fixq, m) {
   m.doc() = "fixq: integer-only quantized inference (C++ core). Import the `fixq` package, not this module.";
+  m.attr("__version__") = std::string(fixq::version());
   pybind11::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -353,7 +353,9 @@ CExportFiles export_gru_c(const QuantizedGru& model, const CExportOptions& optio
 
 void write_gru_c(const QuantizedGru& model, const std::string& dir, const CExportOptions& options) {
   const CExportFiles f = export_gru_c(model, options);
-  const std::string base = (dir.empty() ? std::string(".") : dir) + "/" + options.name;
+  const std::string folder = dir.empty() ? std::string(".") : dir;
+  make_directories(folder, "C export");
+  const std::string base = folder + "/" + options.name;
   write_file_atomically(base + ".h", {{f.header.data(), f.header.size()}}, "C export");
   write_file_atomically(base + ".c", {{f.source.data(), f.source.size()}}, "C export");
 }

@@ -64,4 +64,11 @@ void write_file_atomically(const std::string& path,
   tmp.commit();
 }
 
+void make_directories(const std::string& dir, const char* what) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail_io(ec.value(), what, ": ", dir, ": cannot create the directory");
+  if (!std::filesystem::is_directory(dir, ec)) fail(what, ": ", dir, " exists and is not a directory");
+}
+
 }  // namespace fixq
