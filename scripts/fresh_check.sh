@@ -9,9 +9,8 @@
 #
 # In build-fresh/ (ignored by git, like every build-*/):
 #   1. base/: `debootstrap --variant=minbase bookworm` from deb.debian.org, made once;
-#   2. root/: a copy of base/ with a `git clone` of HEAD in /root/fixq, ../shared (golden
-#      vectors, seeds) copied to /root/shared, and /proc, /sys and
-#      /dev mounted; everything below runs there as root through chroot, with apt reaching
+#   2. root/: a copy of base/ with a `git clone` of HEAD in /root/fixq (and nothing beside
+#      it: the golden vectors are in tests/vectors/), and /proc, /sys and /dev mounted; everything below runs there as root through chroot, with apt reaching
 #      deb.debian.org only (the project's scripts add the npm registry where they need it);
 #   3. in root/, phase "runtime": `scripts/setup.sh --runtime` (only the runtime packages),
 #      then the library, CLI and Python package are used without any test or peer package:
@@ -117,13 +116,8 @@ EOF
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 git clone --quiet --no-hardlinks "$repo" "$root/root/fixq"
 git -C "$root/root/fixq" checkout --quiet --detach "$commit"
-# The tests read ggml's golden vectors and the seeds from ../shared, next to the clone, as in
-# CI's checkout; they are data, not dependencies, so they are copied rather than installed.
-if [[ -d $repo/../shared ]]; then
-  cp -a "$repo/../shared" "$root/root/shared"
-else
-  echo "fresh_check: note: no ../shared next to $repo; the golden-vector tests will fail" >&2
-fi
+# Nothing is copied beside the clone: the golden vectors the tests read are in the
+# repository (tests/vectors/), so the suite must pass from the clone alone.
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys"
 mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
