@@ -1,5 +1,5 @@
-// The .bin container of fixq/packed_file.h.
-#include "fixq/packed_file.h"
+// The .bin container of fixq/encoded_file.h.
+#include "fixq/encoded_file.h"
 
 #include <bit>
 #include <cerrno>
@@ -47,7 +47,7 @@ class Cursor {
 
  private:
   void need(size_t n, const char* field) {
-    if (buf_.size() - pos_ < n) fail("load_packed: ", path_, ": file ends inside the ", field, " (truncated)");
+    if (buf_.size() - pos_ < n) fail("load_encoded: ", path_, ": file ends inside the ", field, " (truncated)");
   }
   const std::string& path_;
   const std::vector<char>& buf_;
@@ -56,10 +56,10 @@ class Cursor {
 
 }  // namespace
 
-void save_packed(const std::string& path, const PackedTensor& t) {
-  require(!t.format.empty() && t.format.size() <= kMaxName, "save_packed: format name '", t.format,
+void save_encoded(const std::string& path, const EncodedTensor& t) {
+  require(!t.format.empty() && t.format.size() <= kMaxName, "save_encoded: format name '", t.format,
           "' must have 1..", kMaxName, " characters");
-  require(t.shape.size() <= kMaxRank, "save_packed: rank ", t.shape.size(), " exceeds ", kMaxRank);
+  require(t.shape.size() <= kMaxRank, "save_encoded: rank ", t.shape.size(), " exceeds ", kMaxRank);
   numel(t.shape);  // validates the extents
   std::string header(kMagic, sizeof kMagic);
   put<uint32_t>(header, static_cast<uint32_t>(t.format.size()));
@@ -68,45 +68,45 @@ void save_packed(const std::string& path, const PackedTensor& t) {
   for (int64_t d : t.shape) put<int64_t>(header, d);
   put<uint64_t>(header, t.payload.size());
   write_file_atomically(path, {{header.data(), header.size()}, {t.payload.data(), t.payload.size()}},
-                        "save_packed");
+                        "save_encoded");
 }
 
-PackedTensor load_packed(const std::string& path) {
+EncodedTensor load_encoded(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) fail_io(errno, "load_packed: ", path, ": cannot open the file");
+  if (!in) fail_io(errno, "load_encoded: ", path, ": cannot open the file");
   const auto size = static_cast<uint64_t>(in.tellg());
   in.seekg(0);
   // The header is at most 8 + 4 + 64 + 4 + 32 * 8 + 8 bytes; read that much (or less).
   const uint64_t max_header = 8 + 4 + kMaxName + 4 + uint64_t{kMaxRank} * 8 + 8;
   std::vector<char> head(static_cast<size_t>(std::min(size, max_header)));
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  if (!in) fail_io(errno, "load_packed: ", path, ": read failed");
+  if (!in) fail_io(errno, "load_encoded: ", path, ": read failed");
   Cursor c(path, head);
   if (c.bytes(sizeof kMagic, "magic") != std::string(kMagic, sizeof kMagic))
-    fail("load_packed: ", path, ": not a fixq packed tensor (bad magic or version)");
-  PackedTensor t;
+    fail("load_encoded: ", path, ": not a fixq encoded tensor (.bin; bad magic or version)");
+  EncodedTensor t;
   const uint32_t name_len = c.get<uint32_t>("format name length");
   if (name_len == 0 || name_len > kMaxName)
-    fail("load_packed: ", path, ": corrupt header: format name length ", name_len);
+    fail("load_encoded: ", path, ": corrupt header: format name length ", name_len);
   t.format = c.bytes(name_len, "format name");
   for (char ch : t.format)
-    if (ch < 0x21 || ch > 0x7e) fail("load_packed: ", path, ": corrupt header: format name is not printable ASCII");
+    if (ch < 0x21 || ch > 0x7e) fail("load_encoded: ", path, ": corrupt header: format name is not printable ASCII");
   const uint32_t rank = c.get<uint32_t>("rank");
-  if (rank > kMaxRank) fail("load_packed: ", path, ": corrupt header: rank ", rank);
+  if (rank > kMaxRank) fail("load_encoded: ", path, ": corrupt header: rank ", rank);
   for (uint32_t i = 0; i < rank; ++i) {
     const int64_t d = c.get<int64_t>("shape");
-    if (d < 0) fail("load_packed: ", path, ": corrupt header: negative extent ", d);
+    if (d < 0) fail("load_encoded: ", path, ": corrupt header: negative extent ", d);
     t.shape.push_back(d);
   }
   numel(t.shape);
   const uint64_t payload = c.get<uint64_t>("payload length");
   const uint64_t have = size - c.pos();
-  if (have < payload) fail("load_packed: ", path, ": truncated: header announces ", payload, " payload bytes, file has ", have);
-  if (have > payload) fail("load_packed: ", path, ": ", have - payload, " unexpected bytes after the payload");
+  if (have < payload) fail("load_encoded: ", path, ": truncated: header announces ", payload, " payload bytes, file has ", have);
+  if (have > payload) fail("load_encoded: ", path, ": ", have - payload, " unexpected bytes after the payload");
   t.payload.resize(static_cast<size_t>(payload));
   in.seekg(static_cast<std::streamoff>(c.pos()));
   in.read(reinterpret_cast<char*>(t.payload.data()), static_cast<std::streamsize>(payload));
-  if (!in) fail_io(errno, "load_packed: ", path, ": read failed");
+  if (!in) fail_io(errno, "load_encoded: ", path, ": read failed");
   return t;
 }
 
