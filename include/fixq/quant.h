@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fixq/arith.h"
@@ -43,8 +44,16 @@ struct IntFormat {
 enum class Symmetry { Symmetric, Asymmetric };
 enum class Granularity { PerTensor, PerChannel, PerGroup, PerToken };
 
+// "symmetric", "asymmetric"; the inverse throws fixq::Error naming both.
 std::string to_string(Symmetry);
+Symmetry parse_symmetry(std::string_view name);
+// "per_tensor", "per_channel", "per_group", "per_token": the one spelling of the library,
+// the command line and Python. The inverse also reads, each with a deprecation note
+// (fixq/error.h), the library's former "per-tensor", ... and the command line's former
+// "tensor", "channel", "group", "token"; it throws fixq::Error naming the spellings otherwise
+// (what: the option or field being read).
 std::string to_string(Granularity);
+Granularity parse_granularity(std::string_view name, std::string_view what = "granularity");
 
 // What to quantize to: the integer format, symmetry, kind of scale and granularity.
 struct QuantScheme {
