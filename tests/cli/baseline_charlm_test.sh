@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# tools/charlm_torch_int8.py scores torch's GRU on the embedded char-LM with the demo's
-# protocol. Its float32 bpc must reproduce the training script's held-out figure
+# fixq.baselines charlm (python/fixq/baselines/charlm.py, the demo's PyTorch rows) scores
+# torch's GRU on the embedded char-LM with the demo's protocol. Its float32 bpc must reproduce the training script's held-out figure
 # (data/charlm/metrics.json, computed by tools/train_charlm.py's own evaluation, which the
 # demo's float row also reproduces), which proves the protocol; torch's dynamic int8 GRU
 # must stay close to it; bad options are one-line errors.
-# `fixq demo` has no option to print only its float bpc, so FIXQ_BIN is not run here.
-#   usage: charlm_torch_int8_test.sh FIXQ_BINARY REPO_ROOT
+# The package is the build's (<build>/python, next to FIXQ_BINARY's bin/); `fixq demo`
+# has no option to print only its float bpc, so FIXQ_BIN itself is not run here.
+#   usage: baseline_charlm_test.sh FIXQ_BINARY REPO_ROOT
 set -euo pipefail
 root=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 py=/usr/bin/python3
-tool=$root/tools/charlm_torch_int8.py
+export PYTHONPATH
+PYTHONPATH=$(cd "$(dirname "$1")/../python" && pwd)
+tool=(-m fixq.baselines charlm)
 
-"$py" "$tool" --data "$root/data/charlm" --repeats 1 >"$tmp/out.json"
+"$py" "${tool[@]}" --data "$root/data/charlm" --repeats 1 >"$tmp/out.json"
 "$py" - "$tmp/out.json" "$root/data/charlm/metrics.json" <<'PY'
 import json, math, sys
 import torch
@@ -43,17 +46,28 @@ PY
 expect_error() {  # expect_error STATUS PATTERN ARGS...
   local want=$1 pattern=$2 status=0
   shift 2
-  "$py" "$tool" "$@" >"$tmp/stdout" 2>"$tmp/stderr" || status=$?
+  "$py" "${tool[@]}" "$@" >"$tmp/stdout" 2>"$tmp/stderr" || status=$?
   [[ $status == "$want" ]] || { echo "args $*: exit $status, expected $want" >&2; exit 1; }
   [[ ! -s $tmp/stdout ]] || { echo "args $*: wrote to stdout on error" >&2; exit 1; }
   [[ $(wc -l <"$tmp/stderr") == 1 ]] || { echo "args $*: stderr is not one line:" >&2; cat "$tmp/stderr" >&2; exit 1; }
   grep -q -- "$pattern" "$tmp/stderr" || { echo "args $*: stderr lacks '$pattern':" >&2; cat "$tmp/stderr" >&2; exit 1; }
 }
-expect_error 2 "--repeats" --repeats 0
-expect_error 2 "--repeats" --repeats five
+expect_error 2 "--repeats" --data "$root/data/charlm" --repeats 0
+expect_error 2 "--repeats" --data "$root/data/charlm" --repeats five
+expect_error 2 "the following arguments are required: --data" --repeats 1
 expect_error 1 "$tmp/none/gru.weight_ih_l0.npy" --data "$tmp/none"
 mkdir "$tmp/bad"
 cp "$root"/data/charlm/*.npy "$root/data/charlm/vocab.json" "$tmp/bad/"
 "$py" -c "import numpy as np, sys; np.save(sys.argv[1], np.zeros((85, 99), np.float32))" "$tmp/bad/decoder.weight.npy"
 expect_error 1 "shapes do not fit" --data "$tmp/bad" --repeats 1
-echo "charlm_torch_int8: ok"
+# The model is the first argument; a missing torch is exit status 3 and one line.
+status=0
+"$py" -m fixq.baselines nosuchmodel >"$tmp/stdout" 2>"$tmp/stderr" || status=$?
+[[ $status == 2 ]] && grep -q "names a model (charlm" "$tmp/stderr" || { echo "unknown model: exit $status" >&2; cat "$tmp/stderr" >&2; exit 1; }
+mkdir "$tmp/no_torch"
+printf 'raise ModuleNotFoundError("No module named %s", name="torch")\n' "'torch'" >"$tmp/no_torch/torch.py"
+status=0
+PYTHONPATH=$tmp/no_torch:$PYTHONPATH "$py" "${tool[@]}" --data "$root/data/charlm" >"$tmp/stdout" 2>"$tmp/stderr" || status=$?
+[[ $status == 3 && $(wc -l <"$tmp/stderr") == 1 ]] && grep -q "^torch is not importable by $py" "$tmp/stderr" ||
+  { echo "no torch: exit $status:" >&2; cat "$tmp/stderr" >&2; exit 1; }
+echo "baseline charlm: ok"

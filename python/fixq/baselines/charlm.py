@@ -1,5 +1,4 @@
-#!/usr/bin/python3
-"""PyTorch's dynamic int8 GRU on the embedded char-LM, scored as `fixq demo` scores fixq.
+"""PyTorch's dynamic int8 GRU on the demo's char-LM, scored as `fixq demo` scores fixq.
 
 The protocol is the demo's (src/cli/demo_cmd.cpp, src/cli/charlm.cpp), so its quality
 table can hold torch's rows next to fixq's:
@@ -26,7 +25,8 @@ Prints one JSON object:
      {"name": "torch dynamic int8", "engine": "onednn", "bpc": ..., ...},
      {"name": "torch dynamic int8", "engine": "qnnpack", ...}]}
 
-Usage: /usr/bin/python3 tools/charlm_torch_int8.py [--data data/charlm] [--repeats 5]
+Usage: python3 -m fixq.baselines charlm --data DIR [--repeats 5]
+(DIR: the model's files, data/charlm in the repository, share/fixq/charlm once installed)
 """
 import argparse
 import json
@@ -44,18 +44,11 @@ os.environ.setdefault("GLOG_minloglevel", "2")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from . import OneLineParser  # noqa: E402
+
 ENGINES = ("onednn", "qnnpack")
 MAX_REPEATS = 1000
 ROW_BUDGET_S = 6.0
-DEFAULT_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "charlm")
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """Bad options are one line on stderr and exit status 2, as the fixq CLI's."""
-
-    def error(self, message):
-        sys.stderr.write(f"charlm_torch_int8.py: error: {message}\n")
-        sys.exit(2)
 
 
 def repeats_arg(text):
@@ -171,8 +164,8 @@ def dynamic_int8(model, engine):
 
 
 def main(argv):
-    p = OneLineParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data", default=DEFAULT_DATA, help="folder of the embedded model [%(default)s]")
+    p = OneLineParser("charlm", description=__doc__.splitlines()[0])
+    p.add_argument("--data", required=True, help="folder of the model's files")
     p.add_argument("--repeats", type=repeats_arg, default=5,
                    help=f"timed forwards per row, fewer once a row took {ROW_BUDGET_S:g} s; median taken [5]")
     a = p.parse_args(argv)
@@ -180,7 +173,7 @@ def main(argv):
     try:
         lm = CharLm(a.data)
     except ValueError as e:
-        sys.stderr.write(f"charlm_torch_int8.py: {e}\n")
+        sys.stderr.write(f"fixq.baselines charlm: {e}\n")
         return 1
     x = lm.embedded_heldout()
     y32, f32 = score(lm, lm.gru, x, None, a.repeats)
@@ -196,7 +189,3 @@ def main(argv):
     print(json.dumps({"torch_version": torch.__version__, "heldout_chars": int(x.shape[0]),
                       "threads": torch.get_num_threads(), "rows": rows}))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
