@@ -32,7 +32,7 @@ all=$(cat "$tmp"/blocks/*.sh)
 pydir=$(realpath -m "$(dirname "$fixq")/../python")
 have_python=0
 compgen -G "$pydir/fixq/_fixq*.so" >/dev/null && have_python=1
-for needle in "tools/export_gru.py" "build/bin/fixq gru quantize" "build/bin/fixq gru eval" "build/bin/fixq gru run" \
+for needle in "torch.onnx.export" "build/bin/fixq gru quantize" "build/bin/fixq gru eval" "build/bin/fixq gru run" \
   "build/bin/fixq gru export-c"; do
   grep -qF -- "$needle" <<<"$all" || { echo "guide_test: the guide never runs '$needle'" >&2; exit 1; }
 done
@@ -60,7 +60,7 @@ for block in "${blocks[@]}"; do
 done
 
 # The files the guide says it makes.
-files=(gru.safetensors ref/x.npy ref/y.npy calib.npy params.json gru.fixq gru16.fixq gru_mixed.fixq eval.html
+files=(gru.onnx ref/x.npy ref/y.npy calib.npy params.json gru.fixq gru16.fixq gru_mixed.fixq eval.html
   y_int.npy y_int_padded.npy mcu/kws.h mcu/kws.c mcu/y0.bin mcu/kws_m4.o mcu/tables.h mcu/cell1.tanh_g.npy)
 files+=(widths.json gru_auto.fixq)
 [[ $have_python == 0 ]] || files+=(gru_py.fixq gru_qat.fixq)
