@@ -39,7 +39,7 @@ from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_
 from . import _fixq
 from . import _qsim as qs
 from ._quantgru import QuantGRU
-from ._torch_common import calibrate
+from ._torch_common import calibrate, gru_repr
 
 I64 = torch.int64
 
@@ -194,14 +194,7 @@ class FakeQuantGRU(nn.Module):
         return QuantGRU(self._integer_model(), batch_first=self.batch_first)
 
     def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.batch_first:
-            s += ", batch_first=True"
-        if self.bidirectional:
-            s += ", bidirectional=True"
-        return s + f", scales={self._config.scales!r}"
+        return gru_repr(self, self._config.scales)
 
     # ---- the integer model of the current weights ---------------------------------------
 

@@ -11,7 +11,7 @@ from torch import nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from . import _fixq
-from ._torch_common import as_numpy, calibrate
+from ._torch_common import as_numpy, calibrate, gru_repr
 
 
 class QuantGRU(nn.Module):
@@ -103,14 +103,7 @@ class QuantGRU(nn.Module):
         """No-op, for code written for ``nn.GRU`` (there are no cuDNN weights to flatten)."""
 
     def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.batch_first:
-            s += ", batch_first=True"
-        if self.bidirectional:
-            s += ", bidirectional=True"
-        return s + f", scales={self.quantized.config.scales!r}"
+        return gru_repr(self, self.quantized.config.scales)
 
     # ---- inference ---------------------------------------------------------------------
 

@@ -24,6 +24,19 @@ def as_numpy(t) -> np.ndarray:
     return np.ascontiguousarray(t, dtype=np.float32)
 
 
+def gru_repr(module, scales: str) -> str:
+    """extra_repr of the modules that stand in for an nn.GRU: its arguments as nn.GRU
+    prints them, then the kind of scale."""
+    s = f"{module.input_size}, {module.hidden_size}"
+    if module.num_layers != 1:
+        s += f", num_layers={module.num_layers}"
+    if module.batch_first:
+        s += ", batch_first=True"
+    if module.bidirectional:
+        s += ", bidirectional=True"
+    return s + f", scales={scales!r}"
+
+
 def unpack_batch(batch, batch_first: bool):
     """(x, lengths, batch_first) of one calibration batch: a tensor / array in the module's
     layout (2-D = one unbatched sequence), a PackedSequence, or a tuple (x, lengths)."""

@@ -18,12 +18,8 @@ ln -s "$fixq" "$tmp/run/build/bin/fixq"
 ln -s "$root/tools" "$tmp/run/tools"
 
 # One file per ```sh or ```python block, numbered in order of appearance.
-awk -v dir="$tmp/blocks" '
-  /^```(sh|python)[[:space:]]*$/ { n++; ext = ($0 ~ /python/) ? "py" : "sh"
-                                   file = sprintf("%s/%02d.%s", dir, n, ext); inside = 1; next }
-  /^```/ && inside               { inside = 0; close(file); next }
-  inside                         { print > file }
-' "$guide"
+source "$root/tests/cli/doc_blocks.sh"
+doc_blocks "$guide" "$tmp/blocks" sh python
 blocks=("$tmp"/blocks/*)
 [[ -e ${blocks[0]} ]] || { echo "guide_test: no \`\`\`sh blocks in $guide" >&2; exit 1; }
 all=$(cat "$tmp"/blocks/*.sh)
@@ -40,7 +36,7 @@ done
 ran=0
 for block in "${blocks[@]}"; do
   name=$(basename "$block")
-  if [[ $block == *.py ]]; then
+  if [[ $block == *.python ]]; then
     if [[ $have_python == 0 ]]; then
       echo "guide_test: no Python package in $pydir, skipping block $name"
       continue
@@ -50,13 +46,7 @@ for block in "${blocks[@]}"; do
     run=(bash -euo pipefail "$block")
   fi
   ran=$((ran + 1))
-  if ! (cd "$tmp/run" && "${run[@]}") >"$tmp/$name.log" 2>&1; then
-    echo "guide_test: block $name of docs/guide.md failed:" >&2
-    sed 's/^/  | /' "$block" >&2
-    echo "output:" >&2
-    cat "$tmp/$name.log" >&2
-    exit 1
-  fi
+  run_block "guide_test: block $name of docs/guide.md" "$block" "$tmp/$name.log" "$tmp/run" "${run[@]}"
 done
 
 # The files the guide says it makes.

@@ -25,12 +25,8 @@ grep -qx 'bash scripts/demo.sh .*' "$readme" && grep -qx 'bash scripts/test.sh .
 mkdir -p "$tmp/run/build/bin" "$tmp/blocks" "$tmp/app"
 ln -s "$build/bin/fixq" "$tmp/run/build/bin/fixq"
 ln -s "$root/data" "$tmp/run/data"
-awk -v dir="$tmp/blocks" '
-  /^```(python|cmake|cpp|sh)[[:space:]]*$/ { n++; ext = substr($0, 4); sub(/[[:space:]]*$/, "", ext)
-                                             file = sprintf("%s/%02d.%s", dir, n, ext); inside = 1; next }
-  /^```/ && inside                          { inside = 0; close(file); next }
-  inside                                    { print > file }
-' "$readme"
+source "$root/tests/cli/doc_blocks.sh"
+doc_blocks "$readme" "$tmp/blocks" python cmake cpp sh
 blocks=("$tmp"/blocks/*)
 kinds=$(for b in "${blocks[@]}"; do echo "${b##*.}"; done | sort | uniq -c | tr -s ' ' | tr '\n' ' ')
 [[ $kinds == *" 1 cmake "* && $kinds == *" 1 cpp "* && $kinds == *"python"* && $kinds == *" sh "* ]] ||
@@ -62,13 +58,7 @@ for block in "${blocks[@]}"; do
         "$1/build/app"' app "$tmp/app" "$tmp/prefix" "$(cache CMAKE_CXX_COMPILER)") ;;
   esac
   ran=$((ran + 1))
-  if ! (cd "$tmp/run" && "${run[@]}") >"$tmp/$name.log" 2>&1; then
-    echo "readme: example $name of README.md failed:" >&2
-    sed 's/^/  | /' "$block" >&2
-    echo "output:" >&2
-    cat "$tmp/$name.log" >&2
-    exit 1
-  fi
+  run_block "readme: example $name of README.md" "$block" "$tmp/$name.log" "$tmp/run" "${run[@]}"
 done
 # What the examples promise.
 [[ -s $tmp/run/gru.fixq && -s $tmp/run/mcu/kws.c && -s $tmp/run/mcu/kws.h && -s $tmp/run/w.bin ]] ||
