@@ -89,10 +89,14 @@ run_timed() {
   echo "fresh_check: --- $name ---"
   "$@" 2>&1 | tee "$logs/$name.log" || status=$?
   took[$name]=$(($(date +%s) - start))
+  # The machine's load at the end (1, 5, 15 minute averages): on a shared machine, times
+  # taken under load are not the machine's.
+  local load
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
   if ((status == 0)); then
-    results+=("$name: pass in ${took[$name]} s")
+    results+=("$name: pass in ${took[$name]} s (load $load)")
   else
-    results+=("$name: FAIL (exit $status) after ${took[$name]} s; log $logs/$name.log")
+    results+=("$name: FAIL (exit $status) after ${took[$name]} s (load $load); log $logs/$name.log")
   fi
   return $status
 }
@@ -174,11 +178,14 @@ for p in libgtest-dev libbenchmark-dev chromium qemu-user gcc-arm-none-eabi gcc-
   fi
 done
 '
+# Over 10 minutes is a failure, but the test phase still runs (and is timed): it reuses
+# the demo's build and packages.
+too_slow=0
 if ((status == 0)); then
   run_timed demo.sh in_root "$demo_check" || status=1
   if ((status == 0 && ${took[demo.sh]} > 600)); then
-    results+=("demo.sh: took ${took[demo.sh]} s, more than the 10 minutes README command 1 may take")
-    status=1
+    results+=("demo.sh: took ${took[demo.sh]} s, more than the 10 minutes README command 1 may take (load average now: $(cut -d' ' -f1-3 /proc/loadavg))")
+    too_slow=1
   fi
 fi
 if ((status == 0)); then
@@ -189,6 +196,7 @@ if ((status == 0)); then
     --no-build-isolation --no-index . && cd /tmp && python3 -c "import fixq.torch; print(\"pip-system:\", fixq.torch.QuantGRU)"' ||
     status=1
 fi
+((too_slow == 0)) || status=1
 summary
 exit $status
 }
