@@ -40,7 +40,7 @@ done
 [[ $(id -u) -eq 0 ]] || { echo "fresh_check: needs root (debootstrap, mount, chroot)" >&2; exit 1; }
 
 source scripts/install_missing.sh
-install_missing fresh_check debootstrap git
+install_missing fresh_check debootstrap git time
 
 work=$repo/build-fresh
 base=$work/base
@@ -87,16 +87,19 @@ run_timed() {
   shift
   start=$(date +%s)
   echo "fresh_check: --- $name ---"
-  "$@" 2>&1 | tee "$logs/$name.log" || status=$?
+  /usr/bin/time -o "$logs/$name.cpu" -f "%U %S" "$@" 2>&1 | tee "$logs/$name.log" || status=$?
   took[$name]=$(($(date +%s) - start))
   # The machine's load at the end (1, 5, 15 minute averages): on a shared machine, times
   # taken under load are not the machine's.
-  local load
+  # And the CPU time the phase used (user + system, every process of it): on an idle machine
+  # of N cores the phase takes at least that / N.
+  local load cpu
   load=$(cut -d' ' -f1-3 /proc/loadavg)
+  cpu=$(awk '{ printf "%d", $1 + $2 }' "$logs/$name.cpu" 2>/dev/null || echo "?")
   if ((status == 0)); then
-    results+=("$name: pass in ${took[$name]} s (load $load)")
+    results+=("$name: pass in ${took[$name]} s (load $load; CPU ${cpu} s)")
   else
-    results+=("$name: FAIL (exit $status) after ${took[$name]} s (load $load); log $logs/$name.log")
+    results+=("$name: FAIL (exit $status) after ${took[$name]} s (load $load; CPU ${cpu} s); log $logs/$name.log")
   fi
   return $status
 }
