@@ -135,6 +135,11 @@ enum class NanPolicy {
   ToZeroPoint,     // map NaN to the zero point, i.e. to real 0 (OpenCL convert_sat style)
 };
 
+// "error", "zero_point"; the inverse throws fixq::Error naming both (what: the option or
+// argument being read).
+std::string to_string(NanPolicy policy);
+NanPolicy parse_nan_policy(std::string_view name, std::string_view what = "nan");
+
 // Quantizes x (shape) into out under params. +-Inf saturate to qmax / qmin. The storage
 // type Q (int8_t, uint8_t, int16_t, uint16_t, int32_t) must hold params' format.
 template <class Q>

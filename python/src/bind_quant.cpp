@@ -116,8 +116,7 @@ pyb::array quantize_as(const carray<float>& x, const QuantParams& p, NanPolicy n
 }
 
 pyb::array quantize_py(const pyb::object& x_obj, const QuantParams& p, const std::string& nan, const pyb::object& dtype) {
-  require(nan == "error" || nan == "zero_point", "nan must be 'error' or 'zero_point', got '", nan, "'");
-  const NanPolicy policy = nan == "error" ? NanPolicy::Error : NanPolicy::ToZeroPoint;
+  const NanPolicy policy = parse_nan_policy(nan);
   const carray<float> x = as_float_array(x_obj, "x");
   const std::string t = storage_dtype(p.scheme.format, dtype);
   if (t == "int8") return quantize_as<int8_t>(x, p, policy);

@@ -28,6 +28,14 @@ Symmetry parse_symmetry(std::string_view name) {
   fail("symmetry must be symmetric or asymmetric, got '", name, "'");
 }
 
+std::string to_string(NanPolicy policy) { return policy == NanPolicy::Error ? "error" : "zero_point"; }
+
+NanPolicy parse_nan_policy(std::string_view name, std::string_view what) {
+  for (NanPolicy p : {NanPolicy::Error, NanPolicy::ToZeroPoint})
+    if (name == to_string(p)) return p;
+  fail(what, " must be error or zero_point, got '", name, "'");
+}
+
 std::string to_string(Granularity g) {
   switch (g) {
     case Granularity::PerTensor: return "per_tensor";
