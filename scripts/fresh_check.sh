@@ -40,7 +40,7 @@ done
 [[ $(id -u) -eq 0 ]] || { echo "fresh_check: needs root (debootstrap, mount, chroot)" >&2; exit 1; }
 
 source scripts/install_missing.sh
-install_missing fresh_check debootstrap git time
+install_missing fresh_check debootstrap git
 
 work=$repo/build-fresh
 base=$work/base
@@ -87,7 +87,9 @@ run_timed() {
   shift
   start=$(date +%s)
   echo "fresh_check: --- $name ---"
-  /usr/bin/time -o "$logs/$name.cpu" -f "%U %S" "$@" 2>&1 | tee "$logs/$name.log" || status=$?
+  # bash's time (the commands are shell functions): user and system CPU of every process.
+  local TIMEFORMAT='%U %S'
+  { time { "$@" 2>&1 | tee "$logs/$name.log"; }; } 2>"$logs/$name.cpu" || status=$?
   took[$name]=$(($(date +%s) - start))
   # The machine's load at the end (1, 5, 15 minute averages): on a shared machine, times
   # taken under load are not the machine's.
