@@ -233,4 +233,10 @@ struct PackedTensor {
 std::vector<PackedTensor> pack_safetensors(const std::string& in, const std::string& out, const TensorType& type,
                                            const TensorType& fallback);
 
+// Writes x, the values of C-order `shape`, as one tensor `name` of `type` (encode()
+// above) into a new GGUF v3 file at `out`, with general.quantization_version 2. Returns the
+// tensor's bytes.
+std::size_t pack_array(const std::string& out, const std::string& name, const TensorType& type, std::span<const float> x,
+                       const Shape& shape);
+
 }  // namespace fixq::gguf

@@ -12,6 +12,10 @@
 namespace fixq::gguf {
 namespace {
 
+// general.quantization_version of the files written here: ggml's GGML_QNT_VERSION, the
+// version of its block formats' bytes.
+constexpr uint32_t kQuantizationVersion = 2;
+
 std::vector<std::byte> to_bytes(const void* p, std::size_t n) {
   const auto* b = static_cast<const std::byte*>(p);
   return {b, b + n};
@@ -101,10 +105,18 @@ std::vector<PackedTensor> pack_safetensors(const std::string& in, const std::str
          "; convert them to a float or signed integer dtype first");
   Metadata kv;
   kv.emplace_back("general.name", Value::string(std::filesystem::path(in).filename().string()));
-  kv.emplace_back("general.quantization_version", Value::u32(2));
+  kv.emplace_back("general.quantization_version", Value::u32(kQuantizationVersion));
   for (const auto& [key, value] : file.metadata()) kv.emplace_back("safetensors." + key, Value::string(value));
   save(out, kv, tensors);
   return plan;
+}
+
+std::size_t pack_array(const std::string& out, const std::string& name, const TensorType& type, std::span<const float> x,
+                       const Shape& shape) {
+  const std::vector<std::byte> bytes = encode(type, x, shape);
+  save(out, {{"general.quantization_version", Value::u32(kQuantizationVersion)}},
+       {{name, &type, shape, [&bytes] { return bytes; }}});
+  return bytes.size();
 }
 
 }  // namespace fixq::gguf
