@@ -20,7 +20,7 @@
 //              packed elements. "mxfp4" is ggml's layout of the same values (Gguf).
 //   IntGroups  "int2_g32", "int4_g32", "int8_g32": asymmetric b-bit codes with one float32
 //              scale and one zero point per group of 32 values along the last axis, the
-//              rules of fixq/packed.h (ranges never clipped, round half to even). For
+//              rules of fixq/weightonly.h (ranges never clipped, round half to even). For
 //              values [R, C] (C a multiple of 32, G = C / 32): the R * C codes densely
 //              packed in C order (fixq/lowp.h Part 3), then the scales float32 [R, G], then
 //              the zero points uint8 [R, G]; value = float32(q - z) * s.

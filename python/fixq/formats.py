@@ -12,7 +12,7 @@
 
 Arrays are numpy; float inputs are taken as float32 (without a copy when already
 C-contiguous float32); bad input raises ``ValueError``. The functions are the C++
-library's (``fixq/formats.h``, ``fixq/gguf.h``, ``fixq/lowp.h``, ``fixq/packed.h``).
+library's (``fixq/formats.h``, ``fixq/gguf.h``, ``fixq/lowp.h``, ``fixq/weightonly.h``).
 """
 
 from ._fixq import formats as _ext

@@ -34,7 +34,7 @@ void quantize_to_gguf(const Options& o) {
   const gguf::TensorType& type = gguf::tensor_type(o.type);
   if (o.in.ends_with(".safetensors")) {
     require(o.name.empty(), "--name applies to a .npy input; a .safetensors file keeps its tensors' names");
-    const auto written = gguf::pack_safetensors(o.in, o.out, type, gguf::tensor_type(o.fallback));
+    const auto written = gguf::convert_safetensors(o.in, o.out, type, gguf::tensor_type(o.fallback));
     for (const auto& t : written)
       std::printf("  %-48s %-8s %-20s %s\n", t.name.c_str(), std::string(t.type->name).c_str(), shape_str(t.shape).c_str(),
                   t.note.c_str());

@@ -1,5 +1,5 @@
 // The IntGroups family of fixq/formats.h: b-bit asymmetric codes with a float32 scale and
-// a zero point per 32 values along the last axis, by the rules of fixq/packed.h. Values
+// a zero point per 32 values along the last axis, by the rules of fixq/weightonly.h. Values
 // [R, C] are W^T of a PackedWeights W [C, R] (whose groups run along its rows), so the
 // module's own quantizer and dequantizer do the arithmetic; this file only lays out bytes.
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fixq/error.h"
-#include "fixq/packed.h"
+#include "fixq/weightonly.h"
 #include "formats/families.h"
 
 namespace fixq::formats_detail {

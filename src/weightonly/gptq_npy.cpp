@@ -8,7 +8,7 @@
 #include "fixq/error.h"
 #include "fixq/lowp.h"
 #include "fixq/npy.h"
-#include "fixq/packed.h"
+#include "fixq/weightonly.h"
 
 namespace fixq {
 

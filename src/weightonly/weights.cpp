@@ -5,14 +5,14 @@
 #include <numeric>
 
 #include "fixq/error.h"
-#include "fixq/packed.h"
-#include "packed/layout.h"
+#include "fixq/weightonly.h"
+#include "weightonly/layout.h"
 
 namespace fixq {
 
 namespace {
 
-using packed_detail::kPanel;
+using weightonly_detail::kPanel;
 
 // The group of every row: g_idx, or k / group_size when it is empty. Checks that each
 // group has exactly group_size rows.
@@ -84,7 +84,7 @@ PackedWeights PackedWeights::from_parts(int bits, int64_t k, int64_t n, std::spa
     w.perm_ = std::move(perm);
   }
 
-  const packed_detail::View v = packed_detail::Access::view(w);
+  const weightonly_detail::View v = weightonly_detail::Access::view(w);
   w.words_.assign(static_cast<size_t>(v.panels * v.word_rows() * kPanel), 0u);
   for (int64_t r = 0; r < k; ++r) {
     const int64_t orig = w.perm_.empty() ? r : w.perm_[static_cast<size_t>(r)];
@@ -130,7 +130,7 @@ int32_t PackedWeights::zero(int64_t g, int64_t n) const {
 
 void PackedWeights::dequantize(float* w) const {
   require(w != nullptr, "dequantize: null output pointer");
-  const packed_detail::View v = packed_detail::Access::view(*this);
+  const weightonly_detail::View v = weightonly_detail::Access::view(*this);
   const uint32_t mask = (1u << bits_) - 1;
   // Panel by panel, word row by word row: the words are read in storage order.
   for (int64_t p = 0; p < v.panels; ++p) {

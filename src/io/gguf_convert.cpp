@@ -52,17 +52,17 @@ std::vector<std::byte> encode(const TensorType& type, std::span<const float> x, 
   return out;
 }
 
-std::vector<PackedTensor> pack_safetensors(const std::string& in, const std::string& out, const TensorType& type,
+std::vector<ConvertedTensor> convert_safetensors(const std::string& in, const std::string& out, const TensorType& type,
                                            const TensorType& fallback) {
   if (!fallback.is_float || fallback.name == "f64")
-    fail("pack_safetensors: the fallback type must be f32, f16 or bf16, not ", fallback.name);
-  if (!type.is_float && !type.block) fail("pack_safetensors: fixq packs float tensors as f32, f16, bf16 or a block format, not ", type.name);
+    fail("convert_safetensors: the fallback type must be f32, f16 or bf16, not ", fallback.name);
+  if (!type.is_float && !type.block) fail("convert_safetensors: fixq packs float tensors as f32, f16, bf16 or a block format, not ", type.name);
   const SafetensorsFile file(in);
-  std::vector<PackedTensor> plan;
+  std::vector<ConvertedTensor> plan;
   std::vector<TensorToWrite> tensors;
   std::string refused;
   for (const SafetensorsTensorInfo& t : file.tensors()) {
-    PackedTensor p{t.name, &type, t.shape, ""};
+    ConvertedTensor p{t.name, &type, t.shape, ""};
     switch (t.dtype) {
       case SafetensorsDtype::F32:
       case SafetensorsDtype::F16:
@@ -85,7 +85,7 @@ std::vector<PackedTensor> pack_safetensors(const std::string& in, const std::str
         refused += (refused.empty() ? "" : ", ") + t.name + " (" + to_string(t.dtype) + ")";
         continue;
     }
-    if (t.shape.size() > 4) fail("pack_safetensors: ", in, ": tensor '", t.name, "' has rank ", t.shape.size(), "; GGUF allows at most 4");
+    if (t.shape.size() > 4) fail("convert_safetensors: ", in, ": tensor '", t.name, "' has rank ", t.shape.size(), "; GGUF allows at most 4");
     const TensorType* tt = p.type;
     const std::string name = t.name;
     const Shape shape = t.shape;
@@ -101,7 +101,7 @@ std::vector<PackedTensor> pack_safetensors(const std::string& in, const std::str
     plan.push_back(std::move(p));
   }
   if (!refused.empty())
-    fail("pack_safetensors: ", in, ": tensors of dtypes GGUF has no type for: ", refused,
+    fail("convert_safetensors: ", in, ": tensors of dtypes GGUF has no type for: ", refused,
          "; convert them to a float or signed integer dtype first");
   Metadata kv;
   kv.emplace_back("general.name", Value::string(std::filesystem::path(in).filename().string()));

@@ -1,8 +1,8 @@
 // The weight-only matmul kernel list: one entry per instruction-set family that brings
 // kernels.
-#include "packed/layout.h"
+#include "weightonly/layout.h"
 
-namespace fixq::packed_detail {
+namespace fixq::weightonly_detail {
 
 FIXQ_KERNEL_REGISTRY(PackedKernels, "packed", {Isa::Avx512, &avx512::kPacked}, {Isa::Avx2, &avx2::kPacked},
                      {Isa::Scalar, &scalar::kPacked})
@@ -11,4 +11,4 @@ std::vector<KernelChoice> report_kernels() {
   return {cpu_detail::choice("packed weight-only matmul", registry(), [](const PackedKernels& k) { return k.matmul; })};
 }
 
-}  // namespace fixq::packed_detail
+}  // namespace fixq::weightonly_detail

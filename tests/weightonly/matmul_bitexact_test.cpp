@@ -1,5 +1,5 @@
 // The weight-only matmul kernels that promise the scalar kernel's bits (every family but
-// AVX2, whose FMAs skip roundings within fixq/packed.h's bound) against the scalar kernel,
+// AVX2, whose FMAs skip roundings within fixq/weightonly.h's bound) against the scalar kernel,
 // bit for bit, on every path that runs them: natively and through SIMDe. Ragged shapes (m
 // and n from 1 to 67: every row tile, column vector and panel remainder), the smallest and
 // largest groups, act-order, a large layer, and extreme inputs: infinities, NaN,
@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "fixq/cpu.h"
-#include "fixq/packed.h"
+#include "fixq/weightonly.h"
 #include "gptq_fixture.h"
-#include "packed/layout.h"
+#include "weightonly/layout.h"
 #include "support/kernel_paths.h"
 
 namespace fixq {
@@ -27,7 +27,7 @@ using gptq_test::Layer;
 
 // Whether the family that runs the matmul on the active path promises the scalar's bits.
 bool runs_bit_exact_kernel() {
-  const Isa isa = packed_detail::registry().pick([](const packed_detail::PackedKernels& k) { return k.matmul; }).isa;
+  const Isa isa = weightonly_detail::registry().pick([](const weightonly_detail::PackedKernels& k) { return k.matmul; }).isa;
   return isa != Isa::Avx2;
 }
 

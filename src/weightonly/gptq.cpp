@@ -1,10 +1,10 @@
-// GPTQ v1 tensors <-> PackedWeights (formats in fixq/packed.h, Part 3). Every shape is
+// GPTQ v1 tensors <-> PackedWeights (formats in fixq/weightonly.h, Part 3). Every shape is
 // checked before anything is unpacked; the values themselves are checked by from_parts.
 #include <bit>
 #include <vector>
 
 #include "fixq/error.h"
-#include "fixq/packed.h"
+#include "fixq/weightonly.h"
 
 namespace fixq {
 

@@ -1,5 +1,5 @@
 // The weight-only matmul, every instruction set, on ragged shapes (every tile and panel
-// remainder), act-order layers and extreme magnitudes: within fixq/packed.h's documented
+// remainder), act-order layers and extreme magnitudes: within fixq/weightonly.h's documented
 // bound of the exact result (long double: x * (q - z) * s needs 57 bits), and within the
 // sum of both bounds of dequantize-then-float-GEMM.
 #include <gtest/gtest.h>
@@ -14,8 +14,8 @@
 
 #include "fixq/cpu.h"
 #include "fixq/error.h"
-#include "fixq/packed.h"
-#include "packed/layout.h"
+#include "fixq/weightonly.h"
+#include "weightonly/layout.h"
 #include "support/kernel_paths.h"
 #include "support/registry_checks.h"
 #include "gptq_fixture.h"
@@ -172,9 +172,9 @@ TEST(WeightOnlyMatmulBadInput, CountsAndPointers) {
 
 // The comparisons above ran each family's own kernel.
 TEST(PackedMatmul, EveryInstructionSetIsExercised) {
-  test::expect_complete(packed_detail::registry());
-  test::expect_each_family_runs_its_own(packed_detail::registry(),
-                                        [](const packed_detail::PackedKernels& k) { return k.matmul; }, "matmul");
+  test::expect_complete(weightonly_detail::registry());
+  test::expect_each_family_runs_its_own(weightonly_detail::registry(),
+                                        [](const weightonly_detail::PackedKernels& k) { return k.matmul; }, "matmul");
 }
 
 }  // namespace

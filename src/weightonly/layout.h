@@ -1,14 +1,14 @@
 // Private: the canonical layout of PackedWeights as the kernels see it (documented in
-// fixq/packed.h), and the kernel table.
+// fixq/weightonly.h), and the kernel table.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "cpu/registry.h"
-#include "fixq/packed.h"
+#include "fixq/weightonly.h"
 
-namespace fixq::packed_detail {
+namespace fixq::weightonly_detail {
 
 inline constexpr int64_t kPanel = 32;  // columns per panel: four 8-lane vectors
 
@@ -36,7 +36,7 @@ struct Access {
 };
 
 // y [m, n] = x [m, k] · W with x's columns already in canonical row order. The contract
-// and error bound are weight_only_matmul's (fixq/packed.h).
+// and error bound are weight_only_matmul's (fixq/weightonly.h).
 using MatmulKernel = void (*)(const float* x, int64_t m, const View& w, float* y);
 
 // One instruction-set family's kernels. A null kernel is inherited from the next family.
@@ -54,4 +54,4 @@ cpu_detail::KernelRegistry<PackedKernels>& registry();
 std::vector<KernelChoice> report_kernels();
 
 
-}  // namespace fixq::packed_detail
+}  // namespace fixq::weightonly_detail

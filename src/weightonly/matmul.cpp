@@ -4,8 +4,8 @@
 
 #include "fixq/cpu.h"
 #include "fixq/error.h"
-#include "fixq/packed.h"
-#include "packed/layout.h"
+#include "fixq/weightonly.h"
+#include "weightonly/layout.h"
 
 namespace fixq {
 
@@ -13,9 +13,9 @@ void weight_only_matmul(const float* x, int64_t m, const PackedWeights& w, float
   require(m >= 0, "weight_only_matmul: negative row count ", m);
   if (m == 0) return;
   require(x != nullptr && y != nullptr, "weight_only_matmul: null data pointer");
-  const packed_detail::View v = packed_detail::Access::view(w);
-  const packed_detail::MatmulKernel kernel = packed_detail::registry().pick([](const packed_detail::PackedKernels& k) { return k.matmul; }).kernel;
-  const std::vector<int32_t>& perm = packed_detail::Access::perm(w);
+  const weightonly_detail::View v = weightonly_detail::Access::view(w);
+  const weightonly_detail::MatmulKernel kernel = weightonly_detail::registry().pick([](const weightonly_detail::PackedKernels& k) { return k.matmul; }).kernel;
+  const std::vector<int32_t>& perm = weightonly_detail::Access::perm(w);
   if (perm.empty()) {
     kernel(x, m, v, y);
     return;

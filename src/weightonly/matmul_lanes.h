@@ -28,9 +28,9 @@
 #include <utility>
 #include <vector>
 
-#include "packed/layout.h"
+#include "weightonly/layout.h"
 
-namespace fixq::packed_detail {
+namespace fixq::weightonly_detail {
 
 // From this many rows of x on, unpacking each group once into a tile (second schedule)
 // beats unpacking it again for every four rows.
@@ -267,4 +267,4 @@ struct PackedLanes {
   }
 };
 
-}  // namespace fixq::packed_detail
+}  // namespace fixq::weightonly_detail

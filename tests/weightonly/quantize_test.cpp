@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "fixq/error.h"
-#include "fixq/packed.h"
+#include "fixq/weightonly.h"
 #include "fixq/quant.h"
 
 namespace fixq {

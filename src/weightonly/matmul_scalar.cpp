@@ -1,12 +1,12 @@
 // The portable weight-only matmul kernel: per row of x and panel of 32 columns, each
 // group's sum of x[k] * float(q - z) in row order, then y += sum * scale, group by group
-// (the order fixq/packed.h's error bound describes; the loops over the 32 columns are
+// (the order fixq/weightonly.h's error bound describes; the loops over the 32 columns are
 // independent, so a compiler may vectorize them without changing any result).
 #include <algorithm>
 
-#include "packed/layout.h"
+#include "weightonly/layout.h"
 
-namespace fixq::packed_detail {
+namespace fixq::weightonly_detail {
 
 namespace {
 
@@ -45,4 +45,4 @@ namespace scalar {
 FIXQ_KERNEL_TABLE(PackedKernels, kPacked, Isa::Scalar){matmul};
 }  // namespace scalar
 
-}  // namespace fixq::packed_detail
+}  // namespace fixq::weightonly_detail

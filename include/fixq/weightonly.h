@@ -1,4 +1,4 @@
-// fixq/packed.h — packed 2/4/8-bit integer weights and the weight-only matmul (GPTQ-style).
+// fixq/weightonly.h — packed 2/4/8-bit integer weights and the weight-only matmul (GPTQ-style).
 //
 // Part 1: PackedWeights: a float weight W [K, N] (K inputs, N outputs, y = x · W) held as
 //         b-bit unsigned codes q with one (scale, zero point) per group of `group_size`
@@ -32,7 +32,7 @@
 
 namespace fixq {
 
-namespace packed_detail {
+namespace weightonly_detail {
 struct Access;
 }
 
@@ -80,7 +80,7 @@ class PackedWeights {
   int64_t packed_bytes() const;
 
  private:
-  friend struct packed_detail::Access;
+  friend struct weightonly_detail::Access;
   PackedWeights() = default;  // only the factories make one, always valid
   int bits_ = 4;
   int64_t k_ = 0, n_ = 0, group_size_ = 0;

@@ -1,5 +1,5 @@
 // Test-side GPTQ v1 packing, written from the format definition independently of
-// src/packed: the logical layer (codes, zero points, scales, g_idx) and the int32 tensors
+// src/weightonly: the logical layer (codes, zero points, scales, g_idx) and the int32 tensors
 // a GPTQ v1 checkpoint stores for it.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "fixq/packed.h"
+#include "fixq/weightonly.h"
 
 namespace fixq::gptq_test {
 
