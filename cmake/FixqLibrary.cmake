@@ -4,10 +4,11 @@
 # Files named *_avx2.cpp, *_avx512*.cpp hold the fast kernels of one instruction-set family;
 # only they are compiled with that family's flags (cmake/FixqIsa.cmake), and src/cpu/ decides
 # at run time whether the CPU may call them, so the library runs on any x86-64.
-# Every folder under src/ is a module of the library, except src/cli (the tool).
+# Every folder under src/ is a module of the library, except src/cli (the tool) and
+# src/cuda (the optional GPU library fixq_cuda, cmake/FixqCuda.cmake).
 include(${CMAKE_CURRENT_LIST_DIR}/FixqIsa.cmake)
 file(GLOB FIXQ_MODULE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*/*.cpp)
-list(FILTER FIXQ_MODULE_SOURCES EXCLUDE REGEX "/src/cli/")
+list(FILTER FIXQ_MODULE_SOURCES EXCLUDE REGEX "/src/(cli|cuda)/")
 fixq_set_isa_flags(${FIXQ_MODULE_SOURCES})
 
 find_package(Threads REQUIRED)
