@@ -26,6 +26,12 @@ elseif(NOT cuda_mode STREQUAL "OFF")
       set(CMAKE_CUDA_ARCHITECTURES 90-real 80-real 80-virtual)
     endif()
     enable_language(CUDA)
+    # CMake 3.25 (Debian 12's) predates nvcc 12 and knows no C++20 dialect for it; the
+    # library's targets carry cxx_std_20 to their CUDA files too.
+    if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
     find_package(CUDAToolkit REQUIRED)
     set(FIXQ_CUDA_ENABLED ON)
     message(STATUS "fixq: FIXQ_CUDA: on (CUDA ${CUDAToolkit_VERSION}, ${CMAKE_CUDA_COMPILER}, architectures "
