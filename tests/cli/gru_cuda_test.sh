@@ -13,7 +13,7 @@ fixq=$1
 root=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-py=/usr/bin/python3
+py=${FIXQ_PYTHON:-/usr/bin/python3}  # gpu_check.sh points it at the GPU image's python3 (numpy, torch)
 source "$root/tests/cli/expect_fail.sh"
 
 "$fixq" info >"$tmp/info.txt"
