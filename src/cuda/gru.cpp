@@ -57,6 +57,11 @@ std::pair<int64_t, int64_t> check_input(const DeviceModel& m, const float* x, co
   return {T, B};
 }
 
+RecurrenceShape recurrence_shape(const DeviceCell& k, int64_t B) {
+  const bool eight = k.h.storage == IntType::S8 && k.r_type == IntType::S8;
+  return {k.hidden_size, B, int_type_bytes(k.h.storage), int_type_bytes(k.r_type), k.r_stride, eight && k.r_fits_int32};
+}
+
 const char* kReferenceRecurrence = "per step the plain GEMM kernel and the pointwise update kernel (the GPU reference)";
 const char* kTensorCoreInput =
     "input projection: tensor-core GEMM (mma.sync m16n8k32, s8 x s8, int32 sums) with the requantization fused";
@@ -68,6 +73,9 @@ struct GpuGru::Impl {
   GpuGruOptions options;
   DeviceModel model;
   cudaStream_t stream = nullptr;  // owned: calls without a stream, and graph capture (the legacy stream has none)
+  // Recorded where the last forward ended: the next one, maybe on another stream, waits for
+  // it before it reuses the workspace.
+  cudaEvent_t done = nullptr;
   mutable std::mutex mutex;
   mutable Workspace ws;
   mutable std::map<GraphKey, GraphExec> graphs;
@@ -75,7 +83,16 @@ struct GpuGru::Impl {
 
   ~Impl() {
     graphs.clear();
+    if (done != nullptr) cudaEventDestroy(done);
     if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+
+  // The workspace for (T, B), after the previous forward is done with it, ordered on s.
+  void prepare(int64_t T, int64_t B, bool host_buffers, cudaStream_t s) const {
+    if (Workspace::for_shape(model, T, B, host_buffers).bytes > ws.memory.bytes())
+      check(cudaEventSynchronize(done), "waiting for the previous GRU forward");  // before its memory is freed
+    ws.ensure(model, T, B, host_buffers);
+    check(cudaStreamWaitEvent(s, done, 0), "ordering the GRU forward after the previous one");
   }
 
   bool fast() const { return options.path == GruPath::Fast; }
@@ -111,7 +128,7 @@ struct GpuGru::Impl {
 
   RecurrencePlan plan(size_t c, int64_t B) const {
     const DeviceCell& k = cell(c);
-    const RecurrenceShape shape{k.hidden_size, B, int_type_bytes(k.h.storage), int_type_bytes(k.r_type), k.r_stride};
+    const RecurrenceShape shape = recurrence_shape(k, B);
     const DeviceLimits limits{device.multiprocessors, device.shared_memory_per_block, device.cooperative_launch};
     return plan_recurrence(shape, limits, options.allow_persistent);
   }
@@ -167,9 +184,8 @@ struct GpuGru::Impl {
     RecurrencePlan p = plan(c, B);
     a.plan = p.layout;
     if (!prepare_recurrence(a)) {  // the persistent form cannot be co-resident here
-      const RecurrencePlan graph = plan_recurrence(
-          {k.hidden_size, B, int_type_bytes(k.h.storage), int_type_bytes(k.r_type), k.r_stride},
-          {device.multiprocessors, device.shared_memory_per_block, false}, false);
+      const RecurrencePlan graph =
+          plan_recurrence(recurrence_shape(k, B), {device.multiprocessors, device.shared_memory_per_block, false}, false);
       p = {graph.layout, graph.why + " (the persistent kernel's blocks cannot all be resident at once)"};
       a.plan = p.layout;
       prepare_recurrence(a);
@@ -273,6 +289,7 @@ struct GpuGru::Impl {
         launch_dequantize({ws.state(c, final_state[c], B, H), cell(c).h.storage, hs, model.h[c].scale, model.h[c].zp,
                            h_n + static_cast<int64_t>(c) * B * H, 1, B, H, 1, 0, false, nullptr},
                           s);
+    check(cudaEventRecord(done, s), "marking the GRU forward's end");
   }
 
   // Waits for the quantization's check and throws the CPU's message for the first
@@ -301,6 +318,8 @@ GpuGru::GpuGru(const QuantizedGru& model, const GpuGruOptions& options) : impl_(
   DeviceScope scope(m.device.index);
   m.model = upload_model(model);
   check(cudaStreamCreate(&m.stream), "creating the GRU's stream");
+  check(cudaEventCreateWithFlags(&m.done, cudaEventDisableTiming), "creating the GRU's event");
+  check(cudaEventRecord(m.done, m.stream), "creating the GRU's event");
   m.described.assign(m.model.cells.size(), "");
   for (size_t c = 0; c < m.model.cells.size(); ++c)
     m.described[c] = m.describe(c, 1, m.fast() ? m.plan(c, 1).why : kReferenceRecurrence);
@@ -327,8 +346,9 @@ void GpuGru::forward_device(const float* x, const Shape& x_shape, float* y, floa
   require(y != nullptr || T * B == 0, "GRU output: null data pointer");
   std::lock_guard lock(m.mutex);
   DeviceScope scope(m.device.index);
-  m.ws.ensure(m.model, T, B, false);
-  m.run(x, T, B, o.batch_first, o.lengths, o.h0, y, h_n, o.stream != nullptr ? o.stream : m.stream);
+  const cudaStream_t s = o.stream != nullptr ? o.stream : m.stream;
+  m.prepare(T, B, false, s);
+  m.run(x, T, B, o.batch_first, o.lengths, o.h0, y, h_n, s);
 }
 
 GruOutput GpuGru::forward(const float* x, const Shape& x_shape, const GruRunOptions& o) const {
@@ -337,7 +357,7 @@ GruOutput GpuGru::forward(const float* x, const Shape& x_shape, const GruRunOpti
   const int64_t C = m.model.input_size, H = m.model.hidden_size, cells = static_cast<int64_t>(m.model.cells.size());
   std::lock_guard lock(m.mutex);
   DeviceScope scope(m.device.index);
-  m.ws.ensure(m.model, T, B, true);
+  m.prepare(T, B, true, m.stream);
   const Workspace& ws = m.ws;
   copy_to_device(ws.ptr(ws.at.x), x, T * B * C * 4, m.stream, "the GRU input");
   if (o.h0 != nullptr) copy_to_device(ws.ptr(ws.at.h0), o.h0, cells * B * H * 4, m.stream, "h0");

@@ -71,20 +71,28 @@ __device__ __forceinline__ Acc warp_sum(Acc v) {
   return v;
 }
 
-__device__ __forceinline__ void copy_16(void* dst, const void* src, int64_t bytes) {
-  auto* d = static_cast<uint4*>(dst);
-  const auto* s = static_cast<const uint4*>(src);
-  for (int64_t w = threadIdx.x; w < bytes / 16; w += blockDim.x) d[w] = s[w];
+// rows x row_bytes from consecutive global rows into shared rows of dst_stride bytes, a word
+// at a time (the shared rows are padded to spread reads over the banks), each row then
+// zero-filled up to fill_bytes.
+__device__ __forceinline__ void copy_rows(unsigned char* dst, int64_t dst_stride, const void* src, int64_t rows,
+                                          int64_t row_bytes, int64_t fill_bytes) {
+  const auto* s = static_cast<const uint32_t*>(src);
+  const int64_t words = row_bytes / 4, filled = fill_bytes / 4;
+  for (int64_t i = threadIdx.x; i < rows * filled; i += blockDim.x) {
+    const int64_t r = i / filled, w = i % filled;
+    reinterpret_cast<uint32_t*>(dst + r * dst_stride)[w] = w < words ? s[r * words + w] : 0u;
+  }
 }
 
-// rows x row_bytes from consecutive global rows into shared rows of dst_stride bytes, a word
-// at a time (the shared rows are one word longer than the global ones: odd word strides).
-__device__ __forceinline__ void copy_rows(unsigned char* dst, int64_t dst_stride, const void* src, int64_t rows,
-                                          int64_t row_bytes) {
-  const auto* s = static_cast<const uint32_t*>(src);
-  const int64_t words = row_bytes / 4;
-  for (int64_t i = threadIdx.x; i < rows * words; i += blockDim.x)
-    reinterpret_cast<uint32_t*>(dst + i / words * dst_stride)[i % words] = s[i];
+// D += A B for one m16n8k32 tile of s8 operands (fragment layouts: gemm_mma.cu).
+__device__ __forceinline__ void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t word_at(const void* p, bool valid) {
+  return valid ? *static_cast<const uint32_t*>(p) : 0u;
 }
 
 // Step `step` of this block's units. slice: the block's rows of R in shared memory (gate g,
@@ -102,9 +110,12 @@ __device__ void recurrence_step(const RecurrenceArgs& a, int64_t step, const RT*
   auto* rh_s = reinterpret_cast<int32_t*>(smem + p.rh_offset);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
   auto r_row = [&](int64_t gate, int64_t u) {
-    return slice != nullptr ? slice + (gate * U + u) * c.r_stride
+    return slice != nullptr ? reinterpret_cast<const RT*>(reinterpret_cast<const unsigned char*>(slice) +
+                                                          (gate * U + u) * p.r_row_bytes)
                             : static_cast<const RT*>(c.r) + (gate * H + u0 + u) * c.r_stride;
   };
+  constexpr bool kTensorCores = sizeof(HT) == 1 && sizeof(RT) == 1 && sizeof(Acc) == 4;
+  const int64_t row_fill = kTensorCores ? (H + 31) / 32 * 32 : hs * static_cast<int64_t>(sizeof(HT));
   auto keep = [&](int64_t bl, int64_t gate, int64_t u, Acc sum) {  // Rh of row (gate, u) for staged sequence bl
     const int64_t row = gate * H + u0 + u;
     const int64_t v = gemm_detail::compensated(sum, c.h.zp, c.colsum_r[row]);
@@ -112,9 +123,34 @@ __device__ void recurrence_step(const RecurrenceArgs& a, int64_t step, const RT*
   };
   for (int64_t b0 = 0; b0 < a.batch; b0 += p.batch_chunk) {
     const int64_t nb = p.batch_chunk < a.batch - b0 ? p.batch_chunk : a.batch - b0;
-    copy_rows(h_s, p.h_row_bytes, h_cur + b0 * hs, nb, hs * static_cast<int64_t>(sizeof(HT)));
+    copy_rows(h_s, p.h_row_bytes, h_cur + b0 * hs, nb, hs * static_cast<int64_t>(sizeof(HT)), row_fill);
     __syncthreads();
-    if (nb < 16) {
+    if (kTensorCores && nb >= 8) {
+      // Staged states (A: 16 sequences a tile) times the block's rows of R (B: 8 rows a
+      // tile), a warp per output tile; rows past the staged sequences and the block's units
+      // read as zeros, and only real ones are kept.
+      const int gq = lane >> 2, tq = lane & 3;
+      const int64_t tiles_n = (3 * uc + 7) / 8, tiles = (nb + 15) / 16 * tiles_n, k_end = (H + 31) / 32 * 32;
+      for (int64_t tile = warp; tile < tiles; tile += warps) {
+        const int64_t m0 = tile / tiles_n * 16, n0 = tile % tiles_n * 8;
+        const int64_t col = n0 + gq;  // this lane's row of R for B: (gate, unit) = (col / uc, col % uc)
+        const bool a_lo = m0 + gq < nb, a_hi = m0 + gq + 8 < nb, b_ok = col < 3 * uc;
+        const auto* a0 = h_s + (m0 + gq) * p.h_row_bytes + tq * 4;
+        const auto* a1 = a0 + 8 * p.h_row_bytes;
+        const auto* b = reinterpret_cast<const unsigned char*>(r_row(b_ok ? col / uc : 0, b_ok ? col % uc : 0)) + tq * 4;
+        int32_t d[4] = {0, 0, 0, 0};
+        for (int64_t k = 0; k < k_end; k += 32) {
+          const uint32_t a[4] = {word_at(a0 + k, a_lo), word_at(a1 + k, a_hi), word_at(a0 + k + 16, a_lo),
+                                 word_at(a1 + k + 16, a_hi)};
+          mma_s8(d, a, word_at(b + k, b_ok), word_at(b + k + 16, b_ok));
+        }
+        for (int i = 0; i < 4; ++i) {
+          const int64_t bl = m0 + gq + (i >> 1) * 8, n = n0 + tq * 2 + (i & 1);
+          if (bl < nb && n < 3 * uc && step < (a.lengths != nullptr ? a.lengths[b0 + bl] : a.T))
+            keep(bl, n / uc, n % uc, d[i]);
+        }
+      }
+    } else if (nb < 16) {
       // A warp per (sequence, gate, unit), its lanes splitting the row along k.
       for (int64_t task = warp; task < nb * 3 * uc; task += warps) {
         const int64_t bl = task / (3 * uc), gate = task % (3 * uc) / uc, u = task % uc;
@@ -165,8 +201,8 @@ __global__ void __launch_bounds__(kRecurrenceThreads)
     const int64_t H = a.cell.hidden_size, U = a.plan.units_per_block, u0 = blockIdx.x * U;
     const int64_t uc = U < H - u0 ? U : H - u0, row_bytes = a.cell.r_stride * static_cast<int64_t>(sizeof(RT));
     for (int64_t gate = 0; gate < 3; ++gate)
-      copy_16(smem + gate * U * row_bytes, static_cast<const unsigned char*>(a.cell.r) + (gate * H + u0) * row_bytes,
-              uc * row_bytes);
+      copy_rows(smem + gate * U * a.plan.r_row_bytes, a.plan.r_row_bytes,
+                static_cast<const unsigned char*>(a.cell.r) + (gate * H + u0) * row_bytes, uc, row_bytes, row_bytes);
     __syncthreads();
     slice = reinterpret_cast<const RT*>(smem);
   }
@@ -196,7 +232,12 @@ Kernel pick(const RecurrenceArgs& a) {
 
 bool prepare_recurrence(const RecurrenceArgs& a) {
   const Kernel kernel = pick(a);
-  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(a.plan.shared_bytes)),
+  // The device's whole opt-in limit, not this plan's: graphs captured for other cells (and
+  // their larger plans) replay later with the same kernel.
+  int device = 0, limit = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "the shared-memory limit");
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit),
         "raising the GRU recurrence's shared memory");
   if (!a.plan.persistent) return true;
   int per_sm = 0;

@@ -13,7 +13,7 @@ int64_t largest_persistent(const DeviceInfo& d, int bytes) {
   const detail::DeviceLimits limits{d.multiprocessors, d.shared_memory_per_block, d.cooperative_launch};
   int64_t best = 0;
   for (int64_t H = 64; H <= 16384; H += 64) {
-    const detail::RecurrenceShape s{H, 1, bytes, bytes, detail::padded_b_stride(H)};
+    const detail::RecurrenceShape s{H, 1, bytes, bytes, detail::padded_b_stride(H), bytes == 1};
     if (detail::plan_recurrence(s, limits, true).layout.persistent) best = H;
   }
   return best;

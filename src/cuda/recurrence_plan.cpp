@@ -22,10 +22,13 @@ RecurrencePlan plan_recurrence(const RecurrenceShape& s, const DeviceLimits& d, 
   p.units_per_block = (s.hidden + d.multiprocessors - 1) / d.multiprocessors;
   p.blocks = (s.hidden + p.units_per_block - 1) / p.units_per_block;
   const int64_t U = p.units_per_block;
-  p.h_row_bytes = state_stride(s.hidden) * s.h_bytes + 4;
+  // mma fragments: 8 rows by 4 words per load, conflict-free at 16 mod 32 bytes per row; the
+  // rows cover whole k-steps of 32 (the values past H, multiplied by R's zeros, add nothing).
+  p.h_row_bytes = s.tensor_cores ? (s.hidden + 31) / 32 * 32 + 16 : state_stride(s.hidden) * s.h_bytes + 4;
+  p.r_row_bytes = s.r_stride * s.r_bytes + (s.tensor_cores ? 16 : 0);
   p.rh_stride = aligned(3 * U * 4) / 4;
   const int64_t per_sequence = p.h_row_bytes + 4 * p.rh_stride;  // its state and its units' products
-  const int64_t slice = aligned(3 * U * s.r_stride * s.r_bytes);
+  const int64_t slice = aligned(3 * U * p.r_row_bytes);
   const int64_t limit = d.shared_per_block;
   require(per_sequence + kAlign <= limit, "GPU GRU: hidden size ", s.hidden, " is too large: one state row needs ",
           kib(per_sequence), " KiB of shared memory and a thread block has ", kib(limit), " KiB");

@@ -13,8 +13,10 @@
 //               captured once as a CUDA graph and replayed.
 // Either way a block stages the state of up to `batch_chunk` sequences in shared memory at
 // a time, next to its R slice, and keeps there the recurrent products of its units. For a
-// few sequences the 32 lanes of a warp split one dot product along k; for 16 or more, each
-// lane takes one sequence's whole dot product with a row of R that all lanes read at once.
+// few sequences the 32 lanes of a warp split one dot product along k. For 8 or more, the
+// products of 8-bit states and R (int32 sums) run on the tensor cores (mma.sync m16n8k32:
+// staged states as A, the block's rows of R as B); with a 16-bit operand each lane takes one
+// sequence's whole dot product with a row of R that all lanes read at once.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,7 @@ struct RecurrenceShape {
   int64_t hidden = 0, batch = 0;
   int h_bytes = 1, r_bytes = 1;  // 1 or 2 (s8 or s16 storage)
   int64_t r_stride = 0;          // elements per row of R in device memory
+  bool tensor_cores = false;     // 8-bit h and R with int32 sums: rows laid out for mma fragments
 };
 
 struct DeviceLimits {
@@ -48,8 +51,10 @@ struct RecurrenceLayout {
   int64_t batch_chunk = 0;      // sequences staged at a time
   int64_t r_bytes = 0;          // the R slice in shared memory (0 for the graph form)
   int64_t h_offset = 0, rh_offset = 0, shared_bytes = 0;  // shared-memory layout
-  int64_t h_row_bytes = 0;      // a staged state: its row and one word, so that the lanes
-                                // of a warp reading word w of 32 sequences hit 32 banks
+  int64_t h_row_bytes = 0;      // a staged state's row: its values and a pad that spreads the
+                                // lanes' reads over the 32 banks: an odd word stride for one
+                                // word per lane, a stride of 16 mod 32 bytes for mma fragments
+  int64_t r_row_bytes = 0;      // a row of the R slice in shared memory (likewise padded)
   int64_t rh_stride = 0;        // int32 products kept per staged sequence (3U, padded)
 };
 

@@ -15,7 +15,7 @@ namespace {
 // An H100's limits: 132 multiprocessors, 227 KiB of shared memory per block.
 constexpr DeviceLimits kH100{132, 232448, true};
 
-RecurrenceShape shape(int64_t H, int64_t B, int bytes) { return {H, B, bytes, bytes, padded_b_stride(H)}; }
+RecurrenceShape shape(int64_t H, int64_t B, int bytes) { return {H, B, bytes, bytes, padded_b_stride(H), bytes == 1}; }
 
 TEST(RecurrencePlan, EveryUnitInExactlyOneBlockAndTheLayoutFits) {
   for (int64_t H : {1, 2, 7, 24, 131, 132, 133, 256, 520, 1000, 1024, 2048, 4096})
@@ -34,12 +34,24 @@ TEST(RecurrencePlan, EveryUnitInExactlyOneBlockAndTheLayoutFits) {
           ASSERT_GE(l.batch_chunk, 1) << what;
           ASSERT_LE(l.batch_chunk, B) << what;
           // The R slice, then the staged states, then the products: in order, 16-byte aligned, inside.
-          const int64_t slice = 3 * l.units_per_block * padded_b_stride(H) * bytes;
+          const int64_t slice = 3 * l.units_per_block * l.r_row_bytes;
           EXPECT_EQ(l.r_bytes, l.persistent ? slice : 0) << what;
           EXPECT_EQ(l.h_offset, l.r_bytes) << what;
-          EXPECT_EQ(l.h_row_bytes % 4, 0) << what;
-          EXPECT_EQ(l.h_row_bytes / 4 % 2, 1) << what;  // an odd word stride: 32 rows, 32 banks
+          EXPECT_GE(l.r_row_bytes, padded_b_stride(H) * bytes) << what;
+          EXPECT_EQ(l.r_row_bytes % 16, 0) << what;  // the slice's rows are copied 16 bytes at a time
           EXPECT_GE(l.h_row_bytes, state_stride(H) * bytes) << what;
+          if (bytes == 1) {  // mma fragments: rows g = 0..7 at 16 mod 32 bytes apart, words t = 0..3 beside
+            EXPECT_EQ(l.h_row_bytes % 32, 16) << what;
+            EXPECT_EQ(l.r_row_bytes % 32, 16) << what;
+            EXPECT_GE(l.h_row_bytes, (H + 31) / 32 * 32) << what;  // whole k-steps inside the row
+            std::vector<int> bank(32, 0);
+            for (int g = 0; g < 8; ++g)
+              for (int t = 0; t < 4; ++t) ++bank[static_cast<size_t>((g * l.h_row_bytes / 4 + t) % 32)];
+            for (int b = 0; b < 32; ++b) EXPECT_EQ(bank[static_cast<size_t>(b)], 1) << what << " bank " << b;
+          } else {  // one word per lane down 32 rows: an odd word stride
+            EXPECT_EQ(l.h_row_bytes % 4, 0) << what;
+            EXPECT_EQ(l.h_row_bytes / 4 % 2, 1) << what;
+          }
           EXPECT_GE(l.rh_offset - l.h_offset, l.batch_chunk * l.h_row_bytes) << what;
           EXPECT_GE(l.rh_stride, 3 * l.units_per_block) << what;
           EXPECT_EQ(l.shared_bytes, l.rh_offset + l.batch_chunk * 4 * l.rh_stride) << what;
