@@ -161,7 +161,8 @@ void gemm_requant_host(const MatrixView& a, const DeviceWeights& b, const Requan
 
 // How the GRU runs on the device.
 //   Fast:      the input projection of all steps as one tensor-core GEMM with the
-//              requantization in its epilogue (8-bit x and W; else the plain kernel), and
+//              requantization in its epilogue (8-bit W; a 16-bit x as two GEMMs of its
+//              bytes, 256 * high + low; 16-bit W on the plain kernel), and
 //              the recurrence as one persistent kernel whose thread blocks keep their slice
 //              of R in shared memory with one grid-wide barrier per step, or, where that
 //              slice does not fit, per-step kernels replayed as a CUDA graph;

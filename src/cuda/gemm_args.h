@@ -35,6 +35,11 @@ struct EpilogueArgs {
   IntType out_type = IntType::S8;           // Requant: u8, s8 or s16
   void* out = nullptr;                      // [m, ldo] of int32 (S32), float (F32) or out_type
   int64_t ldo = 0;
+  // F32 and Requant: a 16-bit A split as 256 * high byte (s8) + low byte (u8), multiplied as
+  // two products: this one of the low bytes, acc_hi [m, ld_hi] the high bytes' (int32), so
+  // that the epilogue's sum is 256 * acc_hi + acc, the 16-bit product exactly.
+  const int32_t* acc_hi = nullptr;
+  int64_t ld_hi = 0;
 };
 
 struct GemmArgs {

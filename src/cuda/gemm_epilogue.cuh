@@ -30,6 +30,7 @@ __device__ __forceinline__ void epilogue_store(const EpilogueArgs& e, int64_t ro
     static_cast<int32_t*>(e.out)[at] = static_cast<int32_t>(acc);  // in range: the weights' bound
   } else {
     const int32_t azp = e.azp_rows != nullptr ? e.azp_rows[row] : e.azp;
+    if (e.acc_hi != nullptr) acc += int64_t{e.acc_hi[row * e.ld_hi + col]} * 256;
     const int64_t v = gemm_detail::compensated(acc, azp, e.colsum[col]);
     if constexpr (kKind == EpilogueKind::F32) {
       const float sa = e.scale_a_rows != nullptr ? e.scale_a_rows[row] : e.scale_a;

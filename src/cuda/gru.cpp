@@ -63,6 +63,9 @@ RecurrenceShape recurrence_shape(const DeviceCell& k, int64_t B) {
 }
 
 const char* kReferenceRecurrence = "per step the plain GEMM kernel and the pointwise update kernel (the GPU reference)";
+const char* kSplitInput =
+    "input projection: tensor-core GEMM on each byte of the 16-bit x (s8 high, u8 low; int32 sums), the requantization "
+    "fused in the second";
 const char* kTensorCoreInput =
     "input projection: tensor-core GEMM (mma.sync m16n8k32, s8 x s8, int32 sums) with the requantization fused";
 
@@ -126,6 +129,30 @@ struct GpuGru::Impl {
     return fast() && tensor_core_operands(projection(c, nullptr, 1)) && cell(c).w_fits_int32;
   }
 
+  // 16-bit x with s8 W: x = 256 * hi + lo, both byte planes on the tensor cores.
+  bool split16_input(size_t c) const {
+    const DeviceCell& k = cell(c);
+    return fast() && k.x.storage == IntType::S16 && k.w_type == IntType::S8 && k.w_fits_u8;  // u8's bound holds s8's
+  }
+
+  void project(size_t c, const void* in, int64_t rows, cudaStream_t s) const {
+    if (tensor_core_input(c)) return launch_gemm_tensor_core(projection(c, in, rows), s);
+    if (!split16_input(c)) return launch_gemm_reference(projection(c, in, rows), s);
+    const int64_t K = cell(c).input_size, stride = model.x_stride(c), H3 = 3 * cell(c).hidden_size;
+    launch_split16(in, rows, K, stride, ws.ptr(ws.at.hi), ws.ptr(ws.at.lo), stride, s);
+    GemmArgs high = projection(c, ws.ptr(ws.at.hi), rows);
+    high.a_type = IntType::S8;
+    high.e.kind = EpilogueKind::S32;
+    high.e.out = ws.ptr(ws.at.acc_hi);
+    high.e.ldo = H3;
+    launch_gemm_tensor_core(high, s);
+    GemmArgs low = projection(c, ws.ptr(ws.at.lo), rows);
+    low.a_type = IntType::U8;
+    low.e.acc_hi = ws.ptr<int32_t>(ws.at.acc_hi);
+    low.e.ld_hi = H3;
+    launch_gemm_tensor_core(low, s);
+  }
+
   RecurrencePlan plan(size_t c, int64_t B) const {
     const DeviceCell& k = cell(c);
     const RecurrenceShape shape = recurrence_shape(k, B);
@@ -134,8 +161,10 @@ struct GpuGru::Impl {
   }
 
   std::string describe(size_t c, int64_t B, const std::string& recurrence) const {
-    std::string input = tensor_core_input(c) ? kTensorCoreInput : "input projection: plain GEMM kernel (int64 sums)";
-    if (fast() && !tensor_core_input(c)) input += " (the tensor cores take 8-bit x and W)";
+    std::string input = tensor_core_input(c) ? kTensorCoreInput
+                        : split16_input(c)   ? kSplitInput
+                                             : "input projection: plain GEMM kernel (int64 sums)";
+    if (fast() && !tensor_core_input(c) && !split16_input(c)) input += " (the tensor cores take 8-bit W)";
     return fixq::detail::cat("cell ", c, " (B = ", B, "): ", input, "; recurrence: ", recurrence);
   }
 
@@ -263,11 +292,7 @@ struct GpuGru::Impl {
     for (int l = 0; l < model.layers; ++l) {
       for (int d = 0; d < D; ++d) {
         const auto c = static_cast<size_t>(l * D + d);
-        if (rows > 0) {
-          const GemmArgs g = projection(c, in, rows);
-          if (tensor_core_input(c)) launch_gemm_tensor_core(g, s);
-          else launch_gemm_reference(g, s);
-        }
+        if (rows > 0) project(c, in, rows, s);
         final_state[c] = recurrence(c, T, B, steps, d_lengths, out[d], s);
       }
       if (l + 1 == model.layers) break;

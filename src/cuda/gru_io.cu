@@ -69,7 +69,26 @@ __global__ void dequantize_kernel(DequantizeArgs a) {
   }
 }
 
+__global__ void split16_kernel(const int16_t* in, int64_t rows, int64_t cols, int64_t in_stride, int8_t* hi,
+                               uint8_t* lo, int64_t stride) {
+  for (int64_t i = first_index(); i < rows * cols; i += grid_stride()) {
+    const int64_t r = i / cols, k = i % cols;
+    const int32_t x = in[r * in_stride + k];
+    hi[r * stride + k] = static_cast<int8_t>(x >> 8);  // floor(x / 256): arithmetic shift
+    lo[r * stride + k] = static_cast<uint8_t>(x & 255);
+  }
+}
+
 }  // namespace
+
+void launch_split16(const void* in, int64_t rows, int64_t cols, int64_t in_stride, void* hi, void* lo, int64_t stride,
+                    Stream stream) {
+  if (rows * cols == 0) return;
+  split16_kernel<<<blocks_for(rows * cols), kThreads, 0, stream>>>(static_cast<const int16_t*>(in), rows, cols, in_stride,
+                                                                     static_cast<int8_t*>(hi), static_cast<uint8_t*>(lo),
+                                                                     stride);
+  check_launch("split16_kernel");
+}
 
 void launch_quantize(const QuantizeArgs& a, Stream stream) {
   if (a.rows * a.cols == 0) return;

@@ -36,6 +36,7 @@ struct DeviceCell {
   const FixedPointScale* wx_scale = nullptr;  // [3H]
   const FixedPointScale* rh_scale = nullptr;
   bool w_fits_int32 = true, r_fits_int32 = true;  // int32 sums cannot overflow (the CPU's bound)
+  bool w_fits_u8 = true;  // nor with u8 activations (the low bytes of a split 16-bit x)
   gru_detail::UnitConstants unit;                  // bias and table pointers into device memory
 };
 
@@ -103,6 +104,10 @@ void launch_quantize(const QuantizeArgs& a, Stream stream);
 void launch_fill_state(void* state, IntType t, int64_t rows, int64_t cols, int64_t stride, int32_t v, Stream stream);
 void launch_rescale(const RescaleArgs& a, Stream stream);
 void launch_dequantize(const DequantizeArgs& a, Stream stream);
+// A 16-bit matrix [rows, cols] (row stride in_stride) as its high bytes hi = x >> 8 (s8) and
+// low bytes lo = x & 255 (u8), x = 256 hi + lo, in rows of `stride` bytes each.
+void launch_split16(const void* in, int64_t rows, int64_t cols, int64_t in_stride, void* hi, void* lo, int64_t stride,
+                    Stream stream);
 
 // gru_reference.cu: step `step` of the reference loop, after a.rh holds this step's Rh: the
 // unit update of every real (b, j) into y, then the new states committed into a.h[0].

@@ -66,6 +66,7 @@ CellOffsets add_cell(Image& img, const CellPlan& p, DeviceCell& c) {
   c.r_stride = padded_b_stride(H);
   c.w_fits_int32 = gemm_detail::fits_int32(p.x.storage, p.w);
   c.r_fits_int32 = gemm_detail::fits_int32(p.h.storage, p.r);
+  c.w_fits_u8 = gemm_detail::fits_int32(IntType::U8, p.w);
   const CellRefs refs(p);
   c.unit = gru_detail::unit_constants(refs);
   CellOffsets o{};

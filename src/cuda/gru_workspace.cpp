@@ -1,6 +1,8 @@
 // Workspace: the forward pass's device scratch.
 #include "cuda/gru_workspace.h"
 
+#include <algorithm>
+
 namespace fixq::cuda::detail {
 
 Workspace::Layout Workspace::for_shape(const DeviceModel& m, int64_t T, int64_t B, bool host_buffers) {
@@ -21,6 +23,12 @@ Workspace::Layout Workspace::for_shape(const DeviceModel& m, int64_t T, int64_t 
   l.state = take(cells * 2 * B * state_stride(H) * 2);
   l.lengths = take(B * 8);
   l.flags = take(2 * 8);
+  const bool split = std::any_of(m.cells.begin(), m.cells.end(), [](const DeviceCell& c) {
+    return c.x.storage == IntType::S16 && c.w_type == IntType::S8;
+  });
+  l.hi = take(split ? rows * m.max_x_stride : 0);
+  l.lo = take(split ? rows * m.max_x_stride : 0);
+  l.acc_hi = take(split ? rows * 3 * H * 4 : 0);
   if (host_buffers) {
     l.x = take(rows * m.input_size * 4);
     l.y = take(rows * m.directions * H * 4);

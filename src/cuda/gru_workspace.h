@@ -19,6 +19,8 @@ struct Workspace {
     int64_t state = 0;         // per cell two states [B, state_stride(H)]
     int64_t lengths = 0;       // [B] int64
     int64_t flags = 0;         // two first-bad indices (x, h0)
+    int64_t hi = 0, lo = 0;    // a 16-bit input's bytes [T * B, max_x_stride] (split16)
+    int64_t acc_hi = 0;        // the high bytes' products [T * B, 3H] (int32)
     int64_t x = 0, y = 0, h0 = 0, h_n = 0;  // floats, host-buffer calls only
     int64_t bytes = 0;
   };

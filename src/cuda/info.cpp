@@ -27,7 +27,8 @@ std::vector<KernelChoice> kernel_table(const DeviceInfo& d) {
   rows.push_back({"cuda gemm u8/s8 x s8", "tensor cores: mma.sync m16n8k32, int32 sums, epilogue fused (" + tiles + ")"});
   rows.push_back({"cuda gemm reference", "one thread per output, int64 sums (the GPU reference; int32 overflow risk)"});
   rows.push_back({"cuda gru input projection",
-                  "the tensor-core GEMM with the requantization fused (8-bit x and W), else the plain kernel"});
+                  "the tensor-core GEMM with the requantization fused (8-bit W; a 16-bit x as its two bytes), "
+                  "else the plain kernel"});
   rows.push_back({"cuda gru recurrence",
                   fixq::detail::cat("persistent kernel with R in shared memory and a grid barrier per step up to H = ",
                                     largest_persistent(d, 1), " (8-bit) / ", largest_persistent(d, 2),

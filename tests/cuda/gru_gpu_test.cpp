@@ -102,8 +102,10 @@ TEST(GruOnGpu, EveryConfigurationBatchAndPath) {
     for (const std::string& k : g.reference.kernels()) EXPECT_NE(k.find("GPU reference"), std::string::npos) << k;
     for (const std::string& k : g.graph.kernels()) EXPECT_NE(k.find("graph"), std::string::npos) << k;
     for (const std::string& k : g.persistent.kernels()) EXPECT_NE(k.find("persistent"), std::string::npos) << k;
-    const bool tensor_cores = q.params().config.bits_of(GruOp::X) == 8 && q.params().config.bits_of(GruOp::W) == 8 && !c.flat;
-    EXPECT_EQ(g.persistent.kernels()[0].find("tensor-core") != std::string::npos, tensor_cores) << g.persistent.kernels()[0];
+    // 8-bit W: the input projection on the tensor cores, a 16-bit x as its two bytes.
+    const std::string& input = g.persistent.kernels()[0];
+    EXPECT_EQ(input.find("tensor-core") != std::string::npos, q.params().config.bits_of(GruOp::W) == 8) << input;
+    EXPECT_EQ(input.find("each byte") != std::string::npos, q.params().config.bits_of(GruOp::X) == 16) << input;
     const int64_t D = c.bidi ? 2 : 1, T = 9;
     for (int64_t B : {1, 3, 17, 64})
       for (float sigma : {1.0f, 40.0f}) {  // 40: far outside the calibration, saturating every operator
