@@ -15,28 +15,10 @@ against. CUDA events after warm-up, medians. Needs a CUDA build of PyTorch:
     python3 bench/peers/torch_int_mm.py > gemm_torch.csv
 """
 import argparse
-import statistics
 
 import torch
 
-
-def median_us(f, samples):
-    for _ in range(3):
-        f()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
-    def timed(n):
-        start.record()
-        for _ in range(n):
-            f()
-        stop.record()
-        stop.synchronize()
-        return start.elapsed_time(stop)
-
-    n = 1
-    while timed(n) < 20.0 and n < (1 << 20):
-        n *= 2
-    return statistics.median(1000.0 * timed(n) / n for _ in range(samples))
+from cuda_events import median_us  # bench/peers/, beside this script
 
 
 def main():

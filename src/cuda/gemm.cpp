@@ -46,6 +46,10 @@ using detail::GemmArgs;
 // piece and keeps its bytes; finish() copies them all at once.
 class Upload {
  public:
+  template <class T>
+  int64_t add(std::span<const T> v) {
+    return add(v.data(), static_cast<int64_t>(v.size_bytes()));
+  }
   int64_t add(const void* src, int64_t bytes) {
     const int64_t at = (static_cast<int64_t>(image_.size()) + 255) / 256 * 256;
     image_.resize(static_cast<size_t>(at + bytes));
@@ -67,6 +71,13 @@ class Upload {
 template <class T>
 const T* at(const detail::DeviceBuffer& buf, int64_t offset) {
   return reinterpret_cast<const T*>(static_cast<const unsigned char*>(buf.get()) + offset);
+}
+
+// A per-row or per-column constant uploaded at offset: its device array where it has
+// several entries, else null (its one value stays in the kernel's arguments).
+template <class T>
+const T* several(const detail::DeviceBuffer& buf, int64_t offset, std::span<const T> v) {
+  return v.size() > 1 ? at<T>(buf, offset) : nullptr;
 }
 
 // The CPU's rule for a per-tensor or per-row / per-column vector: 1 or `count` entries (or 0).
@@ -140,9 +151,7 @@ DeviceWeights DeviceWeights::upload(const MatrixView& b, int device) {
   for (int64_t r = 0; r < b.rows; ++r)
     std::memcpy(padded.data() + r * s->ldb, static_cast<const int8_t*>(b.data) + r * b.stride, static_cast<size_t>(b.cols));
   Upload up;
-  const int64_t b_at = up.add(padded.data(), static_cast<int64_t>(padded.size()));
-  const std::span<const int64_t> colsum = s->host.colsum();
-  const int64_t c_at = up.add(colsum.data(), static_cast<int64_t>(colsum.size_bytes()));
+  const int64_t b_at = up.add(std::span<const int8_t>(padded)), c_at = up.add(s->host.colsum());
   s->data = up.finish(device, "the GEMM weights");
   s->b = at<int8_t>(s->data, b_at);
   s->colsum = at<int64_t>(s->data, c_at);
@@ -170,15 +179,12 @@ DeviceDequantEpilogue DeviceDequantEpilogue::upload(const DequantEpilogue& e, co
   a.scale_b = e.scale_b[0];
   a.azp = e.azp.empty() ? 0 : e.azp[0];
   Upload up;
-  const int64_t sa = up.add(e.scale_a.data(), static_cast<int64_t>(e.scale_a.size_bytes()));
-  const int64_t sb = up.add(e.scale_b.data(), static_cast<int64_t>(e.scale_b.size_bytes()));
-  const int64_t bias = up.add(e.bias.data(), static_cast<int64_t>(e.bias.size_bytes()));
-  const int64_t azp = up.add(e.azp.data(), static_cast<int64_t>(e.azp.size_bytes()));
+  const int64_t sa = up.add(e.scale_a), sb = up.add(e.scale_b), bias = up.add(e.bias), azp = up.add(e.azp);
   s->data = up.finish(b.device(), "the GEMM epilogue");
-  a.scale_a_rows = s->scale_a_count > 1 ? at<float>(s->data, sa) : nullptr;
-  a.scale_b_cols = e.scale_b.size() > 1 ? at<float>(s->data, sb) : nullptr;
-  a.bias_f = e.bias.empty() ? nullptr : at<float>(s->data, bias);
-  a.azp_rows = s->azp_count > 1 ? at<int32_t>(s->data, azp) : nullptr;
+  a.scale_a_rows = several(s->data, sa, e.scale_a);
+  a.scale_b_cols = several(s->data, sb, e.scale_b);
+  a.bias_f = e.bias.empty() ? nullptr : at<float>(s->data, bias);  // [N] even where N = 1
+  a.azp_rows = several(s->data, azp, e.azp);
   DeviceDequantEpilogue out;
   out.storage_ = std::move(s);
   return out;
@@ -205,13 +211,11 @@ DeviceRequantEpilogue DeviceRequantEpilogue::upload(const RequantEpilogue& e, co
   a.clamp = IntRange{e.out_min, e.out_max};
   a.out_type = e.out_type;
   Upload up;
-  const int64_t sc = up.add(e.scale.data(), static_cast<int64_t>(e.scale.size_bytes()));
-  const int64_t bias = up.add(e.bias.data(), static_cast<int64_t>(e.bias.size_bytes()));
-  const int64_t azp = up.add(e.azp.data(), static_cast<int64_t>(e.azp.size_bytes()));
+  const int64_t sc = up.add(e.scale), bias = up.add(e.bias), azp = up.add(e.azp);
   s->data = up.finish(b.device(), "the GEMM epilogue");
-  a.scale_cols = e.scale.size() > 1 ? at<FixedPointScale>(s->data, sc) : nullptr;
+  a.scale_cols = several(s->data, sc, e.scale);
   a.bias_i = e.bias.empty() ? nullptr : at<int32_t>(s->data, bias);
-  a.azp_rows = s->azp_count > 1 ? at<int32_t>(s->data, azp) : nullptr;
+  a.azp_rows = several(s->data, azp, e.azp);
   DeviceRequantEpilogue out;
   out.storage_ = std::move(s);
   return out;
@@ -231,33 +235,18 @@ void gemm_s32(const MatrixView& a, const DeviceWeights& b, int32_t* c, int64_t l
   run(g, use_tensor_cores(a, b, o.kernel), o, b.device());
 }
 
-void gemm_f32(const MatrixView& a, const DeviceWeights& b, const DeviceDequantEpilogue& e, float* d, int64_t ldd,
-              const GemmOptions& o) {
-  check_activations(a, b, "gemm_f32");
-  require(d != nullptr, "gemm_f32: null output pointer");
-  require(ldd >= b.n(), "gemm_f32: output row stride ", ldd, " is smaller than a row of ", b.n());
-  const DeviceDequantEpilogue::Storage& s = e.storage();
-  require_same_device(b.device(), s.device);
-  require(s.n == b.n(), "gemm_f32: the epilogue was uploaded for N = ", s.n, " but the weights have N = ", b.n());
-  check_count(s.scale_a_count, a.rows, false, "scale_a", "per tensor or per token");
-  check_count(s.azp_count, a.rows, true, "azp", "per tensor or per token");
-  GemmArgs g = product(a, b);
-  const int64_t* colsum = g.e.colsum;
-  g.e = s.args;
-  g.e.colsum = colsum;
-  g.e.out = d;
-  g.e.ldo = ldd;
-  run(g, use_tensor_cores(a, b, o.kernel), o, b.device());
-}
+namespace {
 
-void gemm_requant(const MatrixView& a, const DeviceWeights& b, const DeviceRequantEpilogue& e, void* out, int64_t ldo,
+// A product through an uploaded epilogue: the checks gemm_f32 and gemm_requant share (as the
+// CPU's), the epilogue's constants with this product's output, then the kernel.
+template <class Storage>
+void run_epilogue(const char* fn, const MatrixView& a, const DeviceWeights& b, const Storage& s, void* out, int64_t ldo,
                   const GemmOptions& o) {
-  check_activations(a, b, "gemm_requant");
-  require(out != nullptr, "gemm_requant: null output pointer");
-  require(ldo >= b.n(), "gemm_requant: output row stride ", ldo, " is smaller than a row of ", b.n());
-  const DeviceRequantEpilogue::Storage& s = e.storage();
+  check_activations(a, b, fn);
+  require(out != nullptr, fn, ": null output pointer");
+  require(ldo >= b.n(), fn, ": output row stride ", ldo, " is smaller than a row of ", b.n());
   require_same_device(b.device(), s.device);
-  require(s.n == b.n(), "gemm_requant: the epilogue was uploaded for N = ", s.n, " but the weights have N = ", b.n());
+  require(s.n == b.n(), fn, ": the epilogue was uploaded for N = ", s.n, " but the weights have N = ", b.n());
   check_count(s.azp_count, a.rows, true, "azp", "per tensor or per token");
   GemmArgs g = product(a, b);
   const int64_t* colsum = g.e.colsum;
@@ -266,6 +255,19 @@ void gemm_requant(const MatrixView& a, const DeviceWeights& b, const DeviceRequa
   g.e.out = out;
   g.e.ldo = ldo;
   run(g, use_tensor_cores(a, b, o.kernel), o, b.device());
+}
+
+}  // namespace
+
+void gemm_f32(const MatrixView& a, const DeviceWeights& b, const DeviceDequantEpilogue& e, float* d, int64_t ldd,
+              const GemmOptions& o) {
+  check_count(e.storage().scale_a_count, a.rows, false, "scale_a", "per tensor or per token");
+  run_epilogue("gemm_f32", a, b, e.storage(), d, ldd, o);
+}
+
+void gemm_requant(const MatrixView& a, const DeviceWeights& b, const DeviceRequantEpilogue& e, void* out, int64_t ldo,
+                  const GemmOptions& o) {
+  run_epilogue("gemm_requant", a, b, e.storage(), out, ldo, o);
 }
 
 namespace {

@@ -57,6 +57,44 @@ std::pair<int64_t, int64_t> check_input(const DeviceModel& m, const float* x, co
   return {T, B};
 }
 
+// A [rows, k] (an operator's values, row stride lda) and weights [n, k] with their column
+// sums, for a GEMM requantized into `out_q` (per-row scales): the input projection and the
+// reference path's recurrent product, as run_cell_reference states them.
+struct ProductA {
+  OperandQ q;
+  const void* data;
+  int64_t rows, k, lda;
+};
+struct ProductB {
+  IntType type;
+  const void* data;
+  int64_t ldb;
+  const int64_t* colsum;
+};
+GemmArgs requantized_product(const ProductA& a, const ProductB& b, const FixedPointScale* scale, const OperandQ& out_q,
+                             void* out, int64_t n) {
+  GemmArgs g;
+  g.a_type = a.q.storage;
+  g.a = a.data;
+  g.m = a.rows;
+  g.k = a.k;
+  g.lda = a.lda;
+  g.b_type = b.type;
+  g.b = b.data;
+  g.n = n;
+  g.ldb = b.ldb;
+  g.e.kind = EpilogueKind::Requant;
+  g.e.colsum = b.colsum;
+  g.e.azp = a.q.zp;
+  g.e.scale_cols = scale;
+  g.e.zp_out = out_q.zp;
+  g.e.clamp = out_q.range;
+  g.e.out_type = out_q.storage;
+  g.e.out = out;
+  g.e.ldo = n;
+  return g;
+}
+
 RecurrenceShape recurrence_shape(const DeviceCell& k, int64_t B) {
   const bool eight = k.h.storage == IntType::S8 && k.r_type == IntType::S8;
   return {k.hidden_size, B, int_type_bytes(k.h.storage), int_type_bytes(k.r_type), k.r_stride, eight && k.r_fits_int32};
@@ -103,26 +141,8 @@ struct GpuGru::Impl {
 
   GemmArgs projection(size_t c, const void* in, int64_t rows) const {
     const DeviceCell& k = cell(c);
-    GemmArgs g;
-    g.a_type = k.x.storage;
-    g.a = in;
-    g.m = rows;
-    g.k = k.input_size;
-    g.lda = model.x_stride(c);
-    g.b_type = k.w_type;
-    g.b = k.w;
-    g.n = 3 * k.hidden_size;
-    g.ldb = k.w_stride;
-    g.e.kind = EpilogueKind::Requant;
-    g.e.colsum = k.colsum_w;
-    g.e.azp = k.x.zp;
-    g.e.scale_cols = k.wx_scale;
-    g.e.zp_out = k.wx.zp;
-    g.e.clamp = k.wx.range;
-    g.e.out_type = k.wx.storage;
-    g.e.out = ws.ptr(ws.at.wx);
-    g.e.ldo = 3 * k.hidden_size;
-    return g;
+    return requantized_product({k.x, in, rows, k.input_size, model.x_stride(c)}, {k.w_type, k.w, k.w_stride, k.colsum_w},
+                               k.wx_scale, k.wx, ws.ptr(ws.at.wx), 3 * k.hidden_size);
   }
 
   bool tensor_core_input(size_t c) const {
@@ -183,25 +203,9 @@ struct GpuGru::Impl {
     a.reverse = model.directions == 2 && c % 2 == 1;
     if (!fast()) {
       described[c] = describe(c, B, kReferenceRecurrence);
-      GemmArgs g;
-      g.a_type = k.h.storage;
-      g.a = a.h[0];
-      g.m = B;
-      g.k = k.hidden_size;
-      g.lda = state_stride(k.hidden_size);
-      g.b_type = k.r_type;
-      g.b = k.r;
-      g.n = 3 * k.hidden_size;
-      g.ldb = k.r_stride;
-      g.e.kind = EpilogueKind::Requant;
-      g.e.colsum = k.colsum_r;
-      g.e.azp = k.h.zp;
-      g.e.scale_cols = k.rh_scale;
-      g.e.zp_out = k.rh.zp;
-      g.e.clamp = k.rh.range;
-      g.e.out_type = k.rh.storage;
-      g.e.out = ws.ptr(ws.at.rh);
-      g.e.ldo = 3 * k.hidden_size;
+      const GemmArgs g = requantized_product({k.h, a.h[0], B, k.hidden_size, state_stride(k.hidden_size)},
+                                             {k.r_type, k.r, k.r_stride, k.colsum_r}, k.rh_scale, k.rh, ws.ptr(ws.at.rh),
+                                             3 * k.hidden_size);
       a.rh = g.e.out;
       for (int64_t i = 0; i < steps; ++i) {
         launch_gemm_reference(g, s);
