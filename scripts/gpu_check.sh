@@ -44,7 +44,7 @@ nvidia-smi -L >"$out/gpu.txt" 2>&1 || true
 log "$(head -1 "$out/gpu.txt")"
 
 log "GPU tests"
-"$bin/test_cuda" --gtest_brief=1 --gtest_output="xml:$out/tests.xml" >"$out/tests.log" 2>&1
+FIXQ_SOURCE_DIR=$root "$bin/test_cuda" --gtest_brief=1 --gtest_output="xml:$out/tests.xml" >"$out/tests.log" 2>&1
 status[tests]=$?
 log "CLI --device cuda"
 FIXQ_PYTHON=$(command -v python3) bash tests/cli/gru_cuda_test.sh "$bin/fixq" "$root" >"$out/cli.log" 2>&1
