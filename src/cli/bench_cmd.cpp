@@ -21,7 +21,8 @@ void register_bench(CLI::App& app) {
   g->add_option("--device", *gemm_device, "cpu, or cuda: GPU 0's tensor-core GEMM and epilogues (CSV "
                                           "M,N,K,impl,epilogue,us,tops,fraction_of_mma_peak)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  g->footer("Example:\n  build/bin/fixq bench gemm > gemm.csv\n  build/bin/fixq bench gemm --device cuda" + note);
+  g->footer("Example:\n  build/bin/fixq bench gemm > gemm.csv\nWith an NVIDIA GPU: --device cuda (scripts/gpu_check.sh runs it "
+            "beside its peers)." + note);
   g->callback([o, gemm_device] {
     if (*gemm_device == "cuda") bench_gemm_cuda(o->quick);
     else bench::bench_gemm(*o);

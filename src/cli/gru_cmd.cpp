@@ -330,7 +330,7 @@ void register_gru(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   rc->footer("Example (gru.fixq and ref/x.npy as made in `fixq gru quantize --help`):\n"
              "  build/bin/fixq gru run --model gru.fixq --input ref/x.npy -o y.npy\n"
-             "  build/bin/fixq gru run --model gru.fixq --input ref/x.npy -o y.npy --device cuda");
+             "On a machine with an NVIDIA GPU and a build with the CUDA part, add --device cuda.");
   rc->callback([r] { run_cmd(*r); });
 
   auto e = std::make_shared<Options>();
