@@ -113,7 +113,8 @@ struct GpuGru::Impl {
   DeviceInfo device;
   GpuGruOptions options;
   DeviceModel model;
-  cudaStream_t stream = nullptr;  // owned: calls without a stream, and graph capture (the legacy stream has none)
+  cudaStream_t stream = nullptr;   // owned: calls without a stream (blocking: ordered with the legacy stream)
+  cudaStream_t capture = nullptr;  // owned, non-blocking: graph capture, which no other thread's work may join
   // Recorded where the last forward ended: the next one, maybe on another stream, waits for
   // it before it reuses the workspace.
   cudaEvent_t done = nullptr;
@@ -126,6 +127,7 @@ struct GpuGru::Impl {
     graphs.clear();
     if (done != nullptr) cudaEventDestroy(done);
     if (stream != nullptr) cudaStreamDestroy(stream);
+    if (capture != nullptr) cudaStreamDestroy(capture);
   }
 
   // The workspace for (T, B), after the previous forward is done with it, ordered on s.
@@ -231,25 +233,25 @@ struct GpuGru::Impl {
       auto it = graphs.find(key);
       if (it == graphs.end()) {
         if (graphs.size() >= 64) graphs.clear();
-        it = graphs.emplace(key, capture(a, steps)).first;
+        it = graphs.emplace(key, capture_steps(a, steps)).first;
       }
       check(cudaGraphLaunch(it->second.get(), s), "launching the GRU recurrence's graph");
     }
     return static_cast<int>(steps & 1);
   }
 
-  // The per-step kernels of one recurrence as a graph, captured on the owned stream.
-  GraphExec capture(const RecurrenceArgs& a, int64_t steps) const {
-    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capturing the GRU recurrence");
+  // The per-step kernels of one recurrence as a graph, captured on the capture stream.
+  GraphExec capture_steps(const RecurrenceArgs& a, int64_t steps) const {
+    check(cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal), "capturing the GRU recurrence");
     cudaGraph_t graph = nullptr;
     try {
-      for (int64_t i = 0; i < steps; ++i) launch_recurrence(a, i, i + 1, stream);
+      for (int64_t i = 0; i < steps; ++i) launch_recurrence(a, i, i + 1, capture);
     } catch (...) {
-      cudaStreamEndCapture(stream, &graph);
+      cudaStreamEndCapture(capture, &graph);
       if (graph != nullptr) cudaGraphDestroy(graph);
       throw;
     }
-    check(cudaStreamEndCapture(stream, &graph), "capturing the GRU recurrence");
+    check(cudaStreamEndCapture(capture, &graph), "capturing the GRU recurrence");
     cudaGraphExec_t exec = nullptr;
     const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
     cudaGraphDestroy(graph);
@@ -347,6 +349,7 @@ GpuGru::GpuGru(const QuantizedGru& model, const GpuGruOptions& options) : impl_(
   DeviceScope scope(m.device.index);
   m.model = upload_model(model);
   check(cudaStreamCreate(&m.stream), "creating the GRU's stream");
+  check(cudaStreamCreateWithFlags(&m.capture, cudaStreamNonBlocking), "creating the GRU's capture stream");
   check(cudaEventCreateWithFlags(&m.done, cudaEventDisableTiming), "creating the GRU's event");
   check(cudaEventRecord(m.done, m.stream), "creating the GRU's event");
   m.described.assign(m.model.cells.size(), "");
