@@ -40,6 +40,8 @@ else
   fi
   bin=$root/build-gpu/bin
 fi
+# compute-sanitizer and nvidia-smi where CUDA images keep them, if the PATH lacks them.
+export PATH=$PATH:/usr/local/cuda/bin:/usr/local/cuda/compute-sanitizer
 nvidia-smi -L >"$out/gpu.txt" 2>&1 || true
 log "$(head -1 "$out/gpu.txt")"
 

@@ -55,8 +55,10 @@ def main():
     for tool in ("memcheck", "racecheck", "synccheck"):
         log = os.path.join(out, f"sanitizer_{tool}.log")
         text = open(log).read() if os.path.exists(log) else ""
-        m = re.search(r"ERROR SUMMARY: (\d+) error", text)
-        errors = int(m.group(1)) if m else -1
+        # memcheck and synccheck end with "ERROR SUMMARY: N errors", racecheck with
+        # "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)"; any is a failure.
+        m = re.search(r"(?:ERROR SUMMARY: (\d+) error|RACECHECK SUMMARY: (\d+) hazard)", text)
+        errors = int(m.group(1) or m.group(2)) if m else -1
         ok = status.get(tool) == "0" and errors == 0
         failed |= not ok
         print(f"{'compute-sanitizer ' + tool:<34} {'PASS' if ok else 'FAIL'}  "
