@@ -38,10 +38,11 @@ struct Tile {
   static_assert(WM % 16 == 0 && WN % 8 == 0 && BK == kBTileK, "tile shape");
 };
 
-// One row (M <= 16), a few rows (M <= 64), many rows: narrow tiles keep enough thread
-// blocks for every multiprocessor when M is small.
-using SmallTile = Tile<16, 32, 1, 4, 4>;
-using MediumTile = Tile<64, 32, 2, 2, 4>;
+// One row (M <= 16), a few rows (M <= 64), many rows. A product of few rows streams B once
+// from memory: narrow tiles give every multiprocessor blocks (N = 4096: 256 blocks of 16
+// columns), and deep rings keep more of B in flight per block (8 stages of 1 KiB).
+using SmallTile = Tile<16, 16, 1, 2, 8>;
+using MediumTile = Tile<64, 32, 2, 2, 6>;
 using LargeTile = Tile<128, 128, 2, 4, 3>;
 
 __device__ __forceinline__ uint32_t shared_address(const void* p) {

@@ -22,7 +22,7 @@ int64_t largest_persistent(const DeviceInfo& d, int bytes) {
 }  // namespace
 
 std::vector<KernelChoice> kernel_table(const DeviceInfo& d) {
-  const std::string tiles = "16x32, 64x32 or 128x128 output tiles by M; k in 64-byte tiles through a cp.async ring";
+  const std::string tiles = "16x16, 64x32 or 128x128 output tiles by M; k in 64-byte tiles through a cp.async ring";
   std::vector<KernelChoice> rows;
   rows.push_back({"cuda gemm u8/s8 x s8", "tensor cores: mma.sync m16n8k32, int32 sums, epilogue fused (" + tiles + ")"});
   rows.push_back({"cuda gemm reference", "one thread per output, int64 sums (the GPU reference; int32 overflow risk)"});
