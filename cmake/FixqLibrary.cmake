@@ -4,11 +4,12 @@
 # Files named *_avx2.cpp, *_avx512*.cpp hold the fast kernels of one instruction-set family;
 # only they are compiled with that family's flags (cmake/FixqIsa.cmake), and src/cpu/ decides
 # at run time whether the CPU may call them, so the library runs on any x86-64.
-# Every folder under src/ is a module of the library, except src/cli (the tool); a module
-# may have folders of its own (src/gru/int/fast/).
+# Every folder under src/ is a module of the library, except src/cli (the tool) and
+# src/cuda (the optional GPU library fixq_cuda, cmake/FixqCuda.cmake); a module may have
+# folders of its own (src/gru/int/fast/).
 include(${CMAKE_CURRENT_LIST_DIR}/FixqIsa.cmake)
 file(GLOB_RECURSE FIXQ_MODULE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*.cpp)
-list(FILTER FIXQ_MODULE_SOURCES EXCLUDE REGEX "/src/cli/")
+list(FILTER FIXQ_MODULE_SOURCES EXCLUDE REGEX "/src/(cli|cuda)/")
 fixq_set_isa_flags(${FIXQ_MODULE_SOURCES})
 
 find_package(Threads REQUIRED)

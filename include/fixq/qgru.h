@@ -218,6 +218,7 @@ class QuantizedGru {
 
  private:
   friend class QuantizedGruStream;
+  friend struct QuantizedGruAccess;  // the library's other backends (src/gru/int/model.h)
   explicit QuantizedGru(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

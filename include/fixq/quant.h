@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "fixq/arith.h"
+#include "fixq/host_device.h"
 #include "fixq/tensor.h"
 
 namespace fixq {
@@ -150,8 +151,9 @@ void quantize(const float* x, const Shape& shape, const QuantParams& params, Q* 
 template <class Q>
 void dequantize(const Q* q, const Shape& shape, const QuantParams& params, float* out);
 
-// The real value of one quantized integer under one (scale, zero point), as dequantize.
-inline float dequantize_value(int32_t q, float scale, int32_t zero_point) {
+// The real value of one quantized integer under one (scale, zero point), as dequantize:
+// one float product, so also a formula a GPU shares (fixq/host_device.h).
+FIXQ_HOST_DEVICE inline float dequantize_value(int32_t q, float scale, int32_t zero_point) {
   return static_cast<float>(q - zero_point) * scale;
 }
 

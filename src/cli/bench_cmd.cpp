@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/gpu.h"
 #include "compare/compare.h"
 
 namespace fixq::cli {
@@ -16,8 +17,16 @@ void register_bench(CLI::App& app) {
   auto o = std::make_shared<bench::GemmBenchOptions>();
   CLI::App* g = cmd->add_subcommand("gemm", "u8 x s8 -> s32 GEMM against oneDNN; CSV M,N,K,fixq_gops,onednn_gops,ratio");
   g->add_flag("--quick", o->quick, "skip the largest shapes");
-  g->footer("Example:\n  build/bin/fixq bench gemm > gemm.csv" + note);
-  g->callback([o] { bench::bench_gemm(*o); });
+  auto gemm_device = std::make_shared<std::string>("cpu");
+  g->add_option("--device", *gemm_device, "cpu, or cuda: GPU 0's tensor-core GEMM and epilogues (CSV "
+                                          "M,N,K,impl,epilogue,us,tops,fraction_of_mma_peak)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  g->footer("Example:\n  build/bin/fixq bench gemm > gemm.csv\nWith an NVIDIA GPU: --device cuda (scripts/gpu_check.sh runs it "
+            "beside its peers)." + note);
+  g->callback([o, gemm_device] {
+    if (*gemm_device == "cuda") bench_gemm_cuda(o->quick);
+    else bench::bench_gemm(*o);
+  });
 
   CLI::App* bf = cmd->add_subcommand(
       "bf16", "bf16 x bf16 -> f32 GEMM against oneDNN's bf16 matmul; CSV M,N,K,fixq_gflops,onednn_gflops,ratio, "
@@ -42,11 +51,18 @@ void register_bench(CLI::App& app) {
   r->add_option("--hidden", go->hidden, "hidden (= input) sizes, comma-separated [default 256,512,1024]");
   r->add_option("--batch", go->batch, "batch sizes, comma-separated [default 1,16]");
   r->add_option("--steps", go->steps, "time steps T per forward [default 100]");
+  auto gru_device = std::make_shared<std::string>("cpu");
+  r->add_option("--device", *gru_device, "cpu, or cuda: the integer GRU on GPU 0 (CSV H,batch,impl,us_per_step; "
+                                         "batch default 1,16,64)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   r->footer(
       "Example:\n  build/bin/fixq bench gru > gru.csv\n  build/bin/fixq bench gru --hidden 512 --batch 1 --steps 50\n"
       "  /usr/bin/python3 tools/bench_torch_gru.py --against gru.csv > gru_torch.csv" +
       note);
-  r->callback([go] { bench::bench_gru(*go); });
+  r->callback([go, gru_device] {
+    if (*gru_device == "cuda") bench_gru_cuda(go->quick, go->hidden, go->batch, go->steps);
+    else bench::bench_gru(*go);
+  });
 }
 
 }  // namespace fixq::cli

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/gpu.h"
 #include "cli/progress.h"
 #include "fixq/error.h"
 #include "fixq/file_kind.h"
@@ -25,6 +26,7 @@ struct Options {
   std::string model, float_model, prefix, out, config = "int8", scales = "pow2", method = "auto", params_out, report;
   std::vector<std::string> calib;
   std::string input, lengths;
+  std::string device = "cpu";  // run: cpu or cuda
   bool batch_first = false;
   int64_t calib_batch = 16;
   // Post-training steps (fixq/gru_ptq.h) and mixed precision.
@@ -161,16 +163,22 @@ void run_cmd(const Options& o) {
   opt.lengths = lengths;
   opt.batch_first = s.batch_first;
   GruOutput out;
+  std::string gpu;  // the GPU's name with --device cuda
   if (file_kind(o.model) == FileKind::GruQuantized) {
     require(o.prefix.empty(), "--prefix picks a GRU inside a float model file; ", o.model, " is a quantized model");
-    out = QuantizedGru::load(o.model).forward(s.data.data(), s.shape, opt);
+    const QuantizedGru q = QuantizedGru::load(o.model);
+    out = o.device == "cuda" ? gru_forward_cuda(q, s.data.data(), s.shape, opt, &gpu) : q.forward(s.data.data(), s.shape, opt);
   } else {
+    require(o.device == "cpu", "--device cuda runs quantized models (.fixq); ", o.model,
+            " is a float model: quantize it with `fixq gru quantize` first");
     out = gru_forward(load_gru_float(o.model, o.prefix), s.data.data(), s.shape, opt);
   }
+  // Written only once the whole forward succeeded: a failure leaves no output file.
   const int64_t F = static_cast<int64_t>(out.y.size()) / std::max<int64_t>(1, s.T() * s.B());
   const Shape y_shape = s.batch_first ? Shape{s.B(), s.T(), F} : Shape{s.T(), s.B(), F};
   save_npy_f32(o.out, out.y.data(), y_shape);
-  std::printf("%s %s -> %s %s\n", o.model.c_str(), o.input.c_str(), o.out.c_str(), shape_str(y_shape).c_str());
+  std::printf("%s %s -> %s %s%s\n", o.model.c_str(), o.input.c_str(), o.out.c_str(), shape_str(y_shape).c_str(),
+              gpu.empty() ? "" : (" on " + gpu).c_str());
 }
 
 void eval_cmd(const Options& o) {
@@ -294,8 +302,11 @@ void register_gru(CLI::App& app) {
   rc->add_option("--lengths", r->lengths, "int64 .npy [B] of real steps per sequence")->check(CLI::ExistingFile);
   rc->add_flag("--batch-first", r->batch_first, "sequences are [B, T, C], and so are the outputs");
   rc->add_option("-o,--output", r->out, "outputs .npy [T, B, D*H] ([B, T, D*H] with --batch-first)")->required();
+  rc->add_option("--device", r->device, "cpu, or cuda: a quantized model on NVIDIA GPU 0, bit for bit the CPU's output")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   rc->footer("Example (gru.fixq and ref/x.npy as made in `fixq gru quantize --help`):\n"
-             "  build/bin/fixq gru run --model gru.fixq --input ref/x.npy -o y.npy");
+             "  build/bin/fixq gru run --model gru.fixq --input ref/x.npy -o y.npy\n"
+             "On a machine with an NVIDIA GPU and a build with the CUDA part, add --device cuda.");
   rc->callback([r] { run_cmd(*r); });
 
   auto e = std::make_shared<Options>();

@@ -76,3 +76,7 @@ FIXQ_HOST_DEVICE inline void run_case(uint64_t i, const Tables& t, int64_t* out)
 }
 
 }  // namespace fixq::probe
+
+// formulas_probe.cu: cases [first, first + count) on the current GPU, count * kOutputs
+// values into out (device memory). Only test_cuda links it.
+void fixq_launch_formulas_probe(uint64_t first, int count, const fixq::probe::Tables& tables, int64_t* out);

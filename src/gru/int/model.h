@@ -42,4 +42,10 @@ struct QuantizedGru::Impl {
   float dequantize_h(size_t c, const std::vector<char>& q, int64_t i) const;
 };
 
+// The model's plans for the library's other backends (the GPU's upload, src/cuda/), which
+// run the same cells as the CPU loop; the public API stays opaque.
+struct QuantizedGruAccess {
+  static const QuantizedGru::Impl& impl(const QuantizedGru& q) { return *q.impl_; }
+};
+
 }  // namespace fixq
