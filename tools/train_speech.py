@@ -27,6 +27,7 @@ Outputs (little-endian float32 .npy, plus JSON) go to --out; see data/README.md.
 Usage:   /usr/bin/python3 tools/train_speech.py --out data/speech
 """
 import argparse
+import hashlib
 import io
 import json
 import math
@@ -172,6 +173,45 @@ def stack(items):
     return [np.stack([it[i] for it in items], axis=1) for i in range(3)]
 
 
+PREFIX_STEP = 150  # the step whose weights' digest metrics.json records for --stop-after
+
+
+def weights_digest(model):
+    """SHA-256 of the parameters' float32 bytes, in state_dict order."""
+    h = hashlib.sha256()
+    for name, v in model.state_dict().items():
+        h.update(name.encode())
+        h.update(np.ascontiguousarray(v.detach().numpy(), dtype="<f4").tobytes())
+    return h.hexdigest()
+
+
+def save_arrays(out, arrays):
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a, dtype="<f4")
+        if not np.all(np.isfinite(a)):
+            sys.exit(f"error: non-finite values in {name}")
+        np.save(os.path.join(out, name + ".npy"), a)
+
+
+def write_data_files(out, calib_items, held_items, features, calib_meta, held_meta, mean, std, args):
+    """The files that do not depend on training: features, held-out band sums, task.json."""
+    os.makedirs(out, exist_ok=True)
+    h_es, h_en, h_d = stack(held_items)
+    save_arrays(out, {"calib.features": features(calib_items), "heldout.features": features(held_items),
+                      "heldout.speech_energy": h_es, "heldout.noise_energy": h_en, "heldout.cross": h_d})
+    with open(os.path.join(out, "task.json"), "w") as fh:
+        json.dump({
+            "sample_rate": task.SAMPLE_RATE, "fft": task.FFT, "hop": task.HOP, "window": "periodic hann",
+            "segment_frames": task.SEGMENT_FRAMES, "band_edges": task.band_edges(),
+            "feature": "(ln(band energy + 1e-10) - mean) / std",
+            "feature_mean": [round(float(v), 6) for v in mean], "feature_std": [round(float(v), 6) for v in std],
+            "layers": LAYERS, "hidden": HIDDEN, "voices": VOICES, "text_dir": args.text_dir,
+            "speech_train_files": SPEECH_TRAIN_FILES, "speech_heldout_files": SPEECH_HELDOUT_FILES,
+            "babble_files": BABBLE_FILES, "calibration": calib_meta, "heldout": held_meta,
+        }, fh, indent=1, ensure_ascii=True)
+        fh.write("\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="data/speech", help="output directory")
@@ -186,7 +226,13 @@ def main():
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--text-dir", default=TEXT_DIR)
     ap.add_argument("--log-every", type=int, default=100)
+    ap.add_argument("--stop-after", type=int, default=None, metavar="K",
+                    help="the quick reproduction check: make the data, train the first K of --steps steps (same "
+                         "schedule), write only the files that do not depend on training and prefix.json (the "
+                         "weights' digest after step K)")
     args = ap.parse_args()
+    if args.stop_after is not None and not 1 <= args.stop_after <= args.steps:
+        sys.exit(f"error: --stop-after must be in [1, --steps = {args.steps}]")
     if not 1 <= args.chunk <= task.SEGMENT_FRAMES:
         sys.exit(f"error: --chunk must be in [1, {task.SEGMENT_FRAMES}]")
     t_start = time.time()
@@ -252,6 +298,7 @@ def main():
     order, pos = torch.randperm(x_train.shape[1], generator=gen), 0
     t0 = time.time()
     run_loss, run_n = 0.0, 0
+    digests = {}
     for step in range(1, args.steps + 1):
         if pos + args.batch > len(order):
             order, pos = torch.randperm(x_train.shape[1], generator=gen), 0
@@ -271,7 +318,19 @@ def main():
             print(f"step {step:5d}  train mask MSE {run_loss / run_n:.5f}  lr {sched.get_last_lr()[0]:.2e}  "
                   f"{time.time() - t0:.0f} s", flush=True)
             run_loss, run_n = 0.0, 0
+        if step == PREFIX_STEP or step == args.stop_after:
+            digests[str(step)] = weights_digest(model)
+        if step == args.stop_after:
+            break
     train_seconds = time.time() - t0
+    if args.stop_after is not None:
+        write_data_files(args.out, calib_items, held_items, features, calib_meta, held_meta, mean, std, args)
+        with open(os.path.join(args.out, "prefix.json"), "w") as fh:
+            json.dump({"step": args.stop_after, "weights_sha256": digests[str(args.stop_after)]}, fh)
+            fh.write("\n")
+        print(f"wrote the data files and the weights' digest after step {args.stop_after} to {args.out} "
+              f"({time.time() - t_start:.0f} s in all)")
+        return
 
     model.eval()
     x_held = features(held_items)
@@ -287,34 +346,17 @@ def main():
     print(f"held out: SNR improvement {snr_gain:.4f} dB, mask MSE {mse:.6f} (train mask MSE {train_mse:.6f}); "
           f"{args.steps} steps in {train_seconds:.1f} s", flush=True)
 
-    os.makedirs(args.out, exist_ok=True)
+    write_data_files(args.out, calib_items, held_items, features, calib_meta, held_meta, mean, std, args)
     arrays = {f"gru.{k[4:]}": v for k, v in w.items() if k.startswith("gru.")}
     arrays["head.weight"], arrays["head.bias"] = w["head.weight"], w["head.bias"]
-    arrays["calib.features"] = features(calib_items)
-    arrays["heldout.features"] = x_held
-    arrays["heldout.speech_energy"], arrays["heldout.noise_energy"], arrays["heldout.cross"] = h_es, h_en, h_d
-    for name, a in arrays.items():
-        a = np.ascontiguousarray(a, dtype="<f4")
-        if not np.all(np.isfinite(a)):
-            sys.exit(f"error: non-finite values in {name}")
-        np.save(os.path.join(args.out, name + ".npy"), a)
-    with open(os.path.join(args.out, "task.json"), "w") as fh:
-        json.dump({
-            "sample_rate": task.SAMPLE_RATE, "fft": task.FFT, "hop": task.HOP, "window": "periodic hann",
-            "segment_frames": task.SEGMENT_FRAMES, "band_edges": task.band_edges(),
-            "feature": "(ln(band energy + 1e-10) - mean) / std",
-            "feature_mean": [round(float(v), 6) for v in mean], "feature_std": [round(float(v), 6) for v in std],
-            "layers": LAYERS, "hidden": HIDDEN, "voices": VOICES, "text_dir": args.text_dir,
-            "speech_train_files": SPEECH_TRAIN_FILES, "speech_heldout_files": SPEECH_HELDOUT_FILES,
-            "babble_files": BABBLE_FILES, "calibration": calib_meta, "heldout": held_meta,
-        }, fh, indent=1, ensure_ascii=True)
-        fh.write("\n")
+    save_arrays(args.out, arrays)
     with open(os.path.join(args.out, "metrics.json"), "w") as fh:
         json.dump({
             "heldout_snr_improvement_db": round(snr_gain, 4), "heldout_mask_mse": round(mse, 6),
             "train_mask_mse": round(train_mse, 6), "steps": args.steps, "batch": args.batch, "lr": args.lr,
             "clip": args.clip, "seed": args.seed, "train_segments": args.train_segments, "chunk": args.chunk,
             "torch_version": torch.__version__, "numpy_version": np.__version__,
+            "weights_sha256_after_step": digests,
             "espeak_ng": subprocess.run(["espeak-ng", "--version"], capture_output=True, text=True).stdout.split("Data")[0].strip(),
         }, fh, indent=1)
         fh.write("\n")
