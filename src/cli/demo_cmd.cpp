@@ -63,29 +63,13 @@ void print_row(const Row& r, double float_bpc) {
 // with the same protocol (it checks that its float bpc matches ours). Left out with a note
 // where Python, the fixq package or torch is not there.
 void torch_rows(const std::string& dir, double float_bpc) {
-  std::string why;
-  const std::optional<nlohmann::json> j = torch_baseline("charlm", dir, 3, &why);
-  if (!j) {
-    std::printf("  (PyTorch rows left out: %s)\n", why.c_str());
-    return;
-  }
-  try {
-    for (const auto& r : j->at("rows")) {
-      const std::string engine = r.at("engine").is_null() ? "-" : r.at("engine").get<std::string>();
-      if (r.contains("error")) {
-        std::printf("  %-21s %-11s %s\n", r.at("name").get<std::string>().c_str(), engine.c_str(),
-                    r.at("error").get<std::string>().c_str());
-        continue;
-      }
-      std::string name = r.at("name").get<std::string>();
-      if (name == "torch dynamic int8") name = "torch int8";  // dynamic: weights int8, activations float
-      print_row({name, engine == "-" ? "-" : "dynamic", engine, r.at("bpc").get<double>(), r.at("cosine").get<double>(),
-                 r.at("us_per_step").get<double>()},
-                float_bpc);
-    }
-  } catch (const nlohmann::json::exception& e) {
-    std::printf("  (PyTorch rows left out: the baseline's JSON lacks a field: %s)\n", e.what());
-  }
+  print_torch_rows("charlm", dir, 21, [&](const nlohmann::json& r, const std::string& engine) {
+    std::string name = r.at("name").get<std::string>();
+    if (name == "torch dynamic int8") name = "torch int8";  // dynamic: weights int8, activations float
+    print_row({name, engine == "-" ? "-" : "dynamic", engine, r.at("bpc").get<double>(), r.at("cosine").get<double>(),
+               r.at("us_per_step").get<double>()},
+              float_bpc);
+  });
 }
 
 void weights_table(const std::string& name, const std::vector<float>& w, const Shape& shape) {

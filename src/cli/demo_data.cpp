@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -111,6 +112,29 @@ std::optional<nlohmann::json> torch_baseline(const std::string& model, const std
   } catch (const nlohmann::json::exception&) {
     *why = python + " -m fixq.baselines " + model + " printed no JSON: " + first_line(out);
     return std::nullopt;
+  }
+}
+
+void print_torch_rows(const std::string& model, const std::string& data_dir, int name_width,
+                      const std::function<void(const nlohmann::json& row, const std::string& engine)>& print_row) {
+  std::string why;
+  const std::optional<nlohmann::json> j = torch_baseline(model, data_dir, 3, &why);
+  if (!j) {
+    std::printf("  (PyTorch rows left out: %s)\n", why.c_str());
+    return;
+  }
+  try {
+    for (const auto& r : j->at("rows")) {
+      const std::string engine = r.at("engine").is_null() ? "-" : r.at("engine").get<std::string>();
+      if (r.contains("error")) {
+        std::printf("  %-*s %-11s %s\n", name_width, r.at("name").get<std::string>().c_str(), engine.c_str(),
+                    r.at("error").get<std::string>().c_str());
+        continue;
+      }
+      print_row(r, engine);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    std::printf("  (PyTorch rows left out: the baseline's JSON lacks a field: %s)\n", e.what());
   }
 }
 

@@ -12,6 +12,7 @@
 // the demo says why in one line.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -28,5 +29,12 @@ std::string demo_data_dir(const std::string& model, const std::string& override)
 // build tree, its <build>/python package is found first.
 std::optional<nlohmann::json> torch_baseline(const std::string& model, const std::string& data_dir, int repeats,
                                              std::string* why);
+
+// The demo table's PyTorch rows: for each row of the baseline's document, `print_row(row,
+// engine)` ("-" for the float row); a row the baseline could not compute is printed as its
+// name, engine and error, the name left-aligned in `name_width`; no baseline, or a document
+// that lacks a field, is one "(PyTorch rows left out: why)" line.
+void print_torch_rows(const std::string& model, const std::string& data_dir, int name_width,
+                      const std::function<void(const nlohmann::json& row, const std::string& engine)>& print_row);
 
 }  // namespace fixq::cli

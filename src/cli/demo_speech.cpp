@@ -37,27 +37,11 @@ void print_row(const Row& r, double float_db) {
 // package's fixq.baselines.speech with the same task definitions (fixq.baselines._speech_task,
 // which this file's scores follow); left out with a one-line note where torch is missing.
 void torch_rows(const std::string& dir, double float_db) {
-  std::string why;
-  const std::optional<nlohmann::json> j = torch_baseline("speech", dir, 3, &why);
-  if (!j) {
-    std::printf("  (PyTorch rows left out: %s)\n", why.c_str());
-    return;
-  }
-  try {
-    for (const auto& r : j->at("rows")) {
-      const std::string engine = r.at("engine").is_null() ? "-" : r.at("engine").get<std::string>();
-      const std::string name = engine == "-" ? "torch f32" : "torch int8";
-      if (r.contains("error")) {
-        std::printf("  %-12s %-11s %s\n", name.c_str(), engine.c_str(), r.at("error").get<std::string>().c_str());
-        continue;
-      }
-      print_row({name, engine, engine == "-" ? "-" : "dynamic",
-                 {r.at("snr_gain_db").get<double>(), 0.0, r.at("mask_mse").get<double>()}, r.at("cosine").get<double>()},
-                float_db);
-    }
-  } catch (const nlohmann::json::exception& e) {
-    std::printf("  (PyTorch rows left out: the baseline's JSON lacks a field: %s)\n", e.what());
-  }
+  print_torch_rows("speech", dir, 12, [&](const nlohmann::json& r, const std::string& engine) {
+    print_row({engine == "-" ? "torch f32" : "torch int8", engine, engine == "-" ? "-" : "dynamic",
+               {r.at("snr_gain_db").get<double>(), 0.0, r.at("mask_mse").get<double>()}, r.at("cosine").get<double>()},
+              float_db);
+  });
 }
 
 // The held-out mixture the streaming part denoises: the first in babble at 5 dB SNR.
