@@ -18,22 +18,25 @@
 // step (the reverse direction starts at its last real step, as pack_padded_sequence does;
 // an item of length 0 keeps h0).
 //
-// Arithmetic: float32, every operation rounded to nearest, no fused multiply-add, in one
-// fixed order whatever the CPU, so every machine and instruction set (scalar, AVX2,
-// AVX-512) gives the same bits, and calibration the same .fixq bytes:
-//  - a dot product sum_k w_k x_k keeps 16 partial sums, partial l adding the products of
-//    k = l, l + 16, l + 32, ... in increasing k (each starting at +0), then combines them
-//    pairwise: partial l += partial l + 8 (l < 8), l += l + 4 (l < 4), l += l + 2 (l < 2),
-//    and the result is partial 0 + partial 1;
-//  - the sums above go left to right;
-//  - sigmoid(v) = 1 / (1 + exp(-v)), with fixq's own exp (< 1 ulp) and tanh (< 1.5 ulp),
-//    polynomials in plain float operations (src/gru/float/math.h): libm's differ between
-//    versions and CPUs.
+// Arithmetic: float32, every operation rounded to nearest, in one fixed order whatever the
+// CPU, so every machine and instruction set (scalar, AVX2, AVX-512) gives the same bits,
+// and calibration the same .fixq bytes:
+//  - a dot product sum_k w_k x_k runs one chain of fused multiply-adds (one rounding each,
+//    IEEE fusedMultiplyAdd: std::fma in the scalar reference, vfmadd in the vector
+//    kernels) per block of 32 consecutive k, c = fma(w_k, x_k, c) in increasing k from
+//    c = +0; the blocks' chains are then added left to right;
+//  - the sums above go left to right; two multiply-adds are fused, the candidate's
+//    Wx_g + r * (Rh_g + br_g) (then + bx_g) and the new state's z * h + (1 - z) * g (the
+//    product (1 - z) * g rounded first); every other operation is rounded on its own;
+//  - sigmoid(v) = 1 / (1 + exp(-v)), with fixq's own exp (< 1.01 ulp) and tanh (< 1.5 ulp),
+//    polynomials in float operations and fused multiply-adds (src/gru/float/math.h):
+//    libm's differ between versions and CPUs.
 // The results differ from PyTorch's (other summation orders, other exp) by rounding only.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -134,8 +137,10 @@ std::vector<float> time_major_items(const float* x, const Shape& x_shape, bool b
 // Streaming: one frame at a time for a unidirectional model (a bidirectional one needs
 // the whole sequence and is rejected). step(x [B, C]) advances every layer by one time
 // step and returns the top layer's h [B, H]; the sequence of steps equals gru_forward bit
-// for bit. The model is validated once, here, and must outlive the stream; batch >= 1,
-// h0 is [L, B, H] (zeros when null). NaN / Inf in h0 or x is a fixq::Error.
+// for bit. The model is validated once, here, and must outlive the stream and stay as it
+// was: the stream keeps the weights in its kernels' layout, made here once rather than on
+// every step. batch >= 1, h0 is [L, B, H] (zeros when null). NaN / Inf in h0 or x is a
+// fixq::Error.
 class GruStream {
  public:
   GruStream(const GruModel& model, int64_t batch, const float* h0 = nullptr);
@@ -143,9 +148,11 @@ class GruStream {
   const std::vector<float>& state() const { return h_; }  // [L, B, H]
 
  private:
+  struct Packed;  // W and R of every layer in the kernels' layout (src/gru/float/stream.cpp)
   const GruModel* model_;
   int64_t batch_;
   std::vector<float> h_;
+  std::shared_ptr<const Packed> packed_;  // shared by copies of the stream: never changed
 };
 
 // ---- import ----------------------------------------------------------------------------

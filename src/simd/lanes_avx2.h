@@ -12,8 +12,7 @@
 //
 // Types: I holds kLanes int32 lanes, or kLanes / 2 int64 lanes for the "64" primitives
 // (lane i of those is int32 lanes 2i and 2i + 1); F holds kLanes float32 lanes; M is a lane
-// mask (here a vector whose selected int32 lanes are all ones); P holds the 16 float
-// partial sums of a dot product (here two vectors).
+// mask (here a vector whose selected int32 lanes are all ones).
 #pragma once
 
 #include "cpu/x86.h"
@@ -176,6 +175,7 @@ struct Avx2 {
   static F fadd(F a, F b) { return _mm256_add_ps(a, b); }  // each operation rounded once, to nearest
   static F fsub(F a, F b) { return _mm256_sub_ps(a, b); }
   static F fmul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F ffma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }  // a * b + c, rounded once (fused)
   static F fdiv(F a, F b) { return _mm256_div_ps(a, b); }
   static F fmin(F a, F b) { return _mm256_min_ps(a, b); }  // x86 minps: b when either is NaN
   static F fmax(F a, F b) { return _mm256_max_ps(a, b); }
@@ -187,6 +187,28 @@ struct Avx2 {
   static M fless(F a, F b) { return _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
   static M fnan(F a) { return _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_UNORD_Q)); }
   static F fselect(M m, F a, F b) { return _mm256_blendv_ps(b, a, _mm256_castsi256_ps(m)); }
+  // A hint: the cache line of p into L2 (prefetcht1); never faults.
+  static void prefetch_l2(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T1); }
+  // The kLanes x kLanes block rows[r] lane c, transposed in place: rows[c] lane r. Pairs of
+  // rows interleave (vunpck), then quads (vshufps) within the 128-bit halves; then the halves
+  // move (vperm2f128).
+  static void ftranspose(F (&rows)[kLanes]) {
+    F t[8], u[8];
+    for (int i = 0; i < 4; ++i) {
+      t[2 * i] = _mm256_unpacklo_ps(rows[2 * i], rows[2 * i + 1]);
+      t[2 * i + 1] = _mm256_unpackhi_ps(rows[2 * i], rows[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; ++i) {  // u[4i + j], half q: rows 4i .. 4i + 3 of column 4q + j
+      u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+      u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+      u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+      u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int j = 0; j < 4; ++j) {
+      rows[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+      rows[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+    }
+  }
 
   // ---- lookups and conversions some kernels share
   // table[index] << 16 for indices below kEntries (64 or 256), every lane: the float32 whose
@@ -212,50 +234,6 @@ struct Avx2 {
     m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0x4E));
     m = _mm256_max_epu32(m, _mm256_shuffle_epi32(m, 0xB1));
     return static_cast<uint32_t>(_mm256_cvtsi256_si32(m));
-  }
-
-  // ---- the 16 partial sums of a dot16 product (gru/float/kernels.h): two vectors here,
-  // partials 0-7 and 8-15.
-  struct P {
-    F lo, hi;
-  };
-  static constexpr int kPartialsBudget = 4;  // dot16 accumulators a tile keeps in registers
-  static constexpr int kReduceGroup = 4;     // outputs reduce_group finishes at once
-  static P pzero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
-  static P pload(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
-  static P pload_n(const float* p, int64_t n) {  // n < 16; the other partials +0
-    return {_mm256_maskload_ps(p, first_lanes(n)), _mm256_maskload_ps(p + 8, first_lanes(n - 8))};
-  }
-  static P padd_mul(P acc, P a, P b) {  // acc + a * b, the product and the sum each rounded
-    return {_mm256_add_ps(acc.lo, _mm256_mul_ps(a.lo, b.lo)), _mm256_add_ps(acc.hi, _mm256_mul_ps(a.hi, b.hi))};
-  }
-  // The dot16 tree of one output: p_l += p_{l+8}, p_l += p_{l+4}, p_l += p_{l+2}, p_0 + p_1.
-  static float reduce_one(P v) {
-    const F a = _mm256_add_ps(v.lo, v.hi);
-    const __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-    const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
-    return _mm_cvtss_f32(_mm_add_ss(c, _mm_shuffle_ps(c, c, _MM_SHUFFLE(1, 1, 1, 1))));
-  }
-  // The same tree for kReduceGroup outputs at once: the s = 8 stage is lo + hi; then each
-  // stage adds lane l to lane l + s of the same output while shuffles pack two outputs
-  // per register.
-  static void reduce_group(const P* v, float* out) {
-    F a[4];
-    for (int i = 0; i < 4; ++i) a[i] = _mm256_add_ps(v[i].lo, v[i].hi);
-    // s = 4: b01 = [b of a0 | b of a1], b23 likewise.
-    const F b01 = _mm256_add_ps(_mm256_permute2f128_ps(a[0], a[1], 0x20), _mm256_permute2f128_ps(a[0], a[1], 0x31));
-    const F b23 = _mm256_add_ps(_mm256_permute2f128_ps(a[2], a[3], 0x20), _mm256_permute2f128_ps(a[2], a[3], 0x31));
-    // s = 2: half 0 = [c0, c1 of a0 | c0, c1 of a2], half 1 = the same of a1, a3.
-    const F c = _mm256_add_ps(_mm256_shuffle_ps(b01, b23, _MM_SHUFFLE(1, 0, 1, 0)),
-                              _mm256_shuffle_ps(b01, b23, _MM_SHUFFLE(3, 2, 3, 2)));
-    // s = 1: half 0 lanes 0, 1 = a0, a2; half 1 lanes 4, 5 = a1, a3.
-    const F d = _mm256_add_ps(_mm256_shuffle_ps(c, c, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(c, c, _MM_SHUFFLE(3, 1, 3, 1)));
-    alignas(32) float s[8];
-    _mm256_store_ps(s, d);
-    out[0] = s[0];
-    out[1] = s[4];
-    out[2] = s[1];
-    out[3] = s[5];
   }
 };
 

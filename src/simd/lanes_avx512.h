@@ -126,6 +126,7 @@ struct Avx512 {
   static F fadd(F a, F b) { return _mm512_add_ps(a, b); }
   static F fsub(F a, F b) { return _mm512_sub_ps(a, b); }
   static F fmul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F ffma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   static F fdiv(F a, F b) { return _mm512_div_ps(a, b); }
   static F fmin(F a, F b) { return _mm512_min_ps(a, b); }
   static F fmax(F a, F b) { return _mm512_max_ps(a, b); }
@@ -137,6 +138,38 @@ struct Avx512 {
   static M fless(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M fnan(F a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   static F fselect(M m, F a, F b) { return _mm512_mask_blend_ps(m, b, a); }
+  // A hint: the cache line of p into L2 (prefetcht1); never faults.
+  static void prefetch_l2(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T1); }
+  // The kLanes x kLanes block rows[r] lane c, transposed in place: rows[c] lane r. Pairs of
+  // rows interleave (vunpck), then quads (vshufps) within the 128-bit quarters; then the
+  // quarters move (vshufi32x4, the integer form SIMDe 0.7 provides for the emulated build).
+  static void ftranspose(F (&rows)[kLanes]) {
+    F t[16];
+    for (int i = 0; i < 8; ++i) {  // quarter q: rows 2i, 2i + 1 of columns 4q, 4q + 1 | 4q + 2, 4q + 3
+      t[2 * i] = _mm512_unpacklo_ps(rows[2 * i], rows[2 * i + 1]);
+      t[2 * i + 1] = _mm512_unpackhi_ps(rows[2 * i], rows[2 * i + 1]);
+    }
+    F u[16];
+    for (int i = 0; i < 4; ++i) {  // u[4i + j], quarter q: rows 4i .. 4i + 3 of column 4q + j
+      u[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+      u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+      u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+      u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int j = 0; j < 4; ++j) {  // column 4q + j: quarter q of u[j], u[4 + j], u[8 + j], u[12 + j]
+      const F even_lo = shuffle_quarters<0x88>(u[j], u[4 + j]), odd_lo = shuffle_quarters<0xDD>(u[j], u[4 + j]);
+      const F even_hi = shuffle_quarters<0x88>(u[8 + j], u[12 + j]), odd_hi = shuffle_quarters<0xDD>(u[8 + j], u[12 + j]);
+      rows[j] = shuffle_quarters<0x88>(even_lo, even_hi);
+      rows[4 + j] = shuffle_quarters<0x88>(odd_lo, odd_hi);
+      rows[8 + j] = shuffle_quarters<0xDD>(even_lo, even_hi);
+      rows[12 + j] = shuffle_quarters<0xDD>(odd_lo, odd_hi);
+    }
+  }
+  // Quarters imm[1:0], imm[3:2] of a and imm[5:4], imm[7:6] of b.
+  template <int imm>
+  static F shuffle_quarters(F a, F b) {
+    return _mm512_castsi512_ps(_mm512_shuffle_i32x4(_mm512_castps_si512(a), _mm512_castps_si512(b), imm));
+  }
 
   // ---- lookups and conversions some kernels share
   // The table's high halves sit in registers, 64 entries per pair, read by vpermt2w: the
@@ -167,46 +200,6 @@ struct Avx512 {
     h = _mm256_max_epu32(h, _mm256_shuffle_epi32(h, 0x4E));
     h = _mm256_max_epu32(h, _mm256_shuffle_epi32(h, 0xB1));
     return static_cast<uint32_t>(_mm256_cvtsi256_si32(h));
-  }
-
-  // ---- the 16 partial sums of a dot16 product (lanes_avx2.h): one vector here.
-  using P = F;
-  static constexpr int kPartialsBudget = 24;  // of the 32 registers, the rest for loads
-  static constexpr int kReduceGroup = 16;
-  static P pzero() { return _mm512_setzero_ps(); }
-  static P pload(const float* p) { return _mm512_loadu_ps(p); }
-  static P pload_n(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(first_lanes(n), p); }
-  static P padd_mul(P acc, P a, P b) { return _mm512_add_ps(acc, _mm512_mul_ps(a, b)); }
-  static float reduce_one(P v) {
-    const __m256 a = _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-    const __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-    const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
-    return _mm_cvtss_f32(_mm_add_ss(c, _mm_shuffle_ps(c, c, _MM_SHUFFLE(1, 1, 1, 1))));
-  }
-  // Lane i of the result: the tree over the lanes of v[i], for 16 vectors at once. Each
-  // stage adds lane l to lane l + s of the same vector, as the definition does, while the
-  // shuffles pack two half-reduced vectors into one register. (The 128-bit quarters move
-  // through vshufi32x4, the integer form SIMDe 0.7 provides for the emulated build.)
-  template <int imm>
-  static F shuffle_quarters(F a, F b) {
-    return _mm512_castsi512_ps(_mm512_shuffle_i32x4(_mm512_castps_si512(a), _mm512_castps_si512(b), imm));
-  }
-  static void reduce_group(const P* v, float* out) {
-    F u[8], w[4], x[2];
-    for (int i = 0; i < 8; ++i)  // s = 8: u[i] = [p_l + p_{l+8} of v[2i] | of v[2i+1]]
-      u[i] = _mm512_add_ps(shuffle_quarters<_MM_SHUFFLE(1, 0, 1, 0)>(v[2 * i], v[2 * i + 1]),
-                           shuffle_quarters<_MM_SHUFFLE(3, 2, 3, 2)>(v[2 * i], v[2 * i + 1]));
-    for (int i = 0; i < 4; ++i)  // s = 4: 128-bit quarter q of w[i] belongs to v[4i + q]
-      w[i] = _mm512_add_ps(shuffle_quarters<_MM_SHUFFLE(2, 0, 2, 0)>(u[2 * i], u[2 * i + 1]),
-                           shuffle_quarters<_MM_SHUFFLE(3, 1, 3, 1)>(u[2 * i], u[2 * i + 1]));
-    for (int i = 0; i < 2; ++i)  // s = 2: quarter q of x[i] = [c0, c1 of v[8i+q] | of v[8i+q+4]]
-      x[i] = _mm512_add_ps(_mm512_shuffle_ps(w[2 * i], w[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
-                           _mm512_shuffle_ps(w[2 * i], w[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-    // s = 1: lane 4q + r holds the result of v[q + 4r]; the permutation puts it at lane q + 4r.
-    const F sum = _mm512_add_ps(_mm512_shuffle_ps(x[0], x[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                                _mm512_shuffle_ps(x[0], x[1], _MM_SHUFFLE(3, 1, 3, 1)));
-    const I order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    _mm512_storeu_ps(out, _mm512_permutexvar_ps(order, sum));
   }
 };
 

@@ -55,6 +55,9 @@ const Ops ops = {
     [](const void* a, const void* c, void* out) { out512(out, _mm512_srav_epi64(in512(a), in512(c))); },
     [](const void* a, const void* b, void* out) { out512(out, _mm512_mulhi_epu16(in512(a), in512(b))); },
     [](const void* a, const void* b, void* out) { out512(out, _mm512_madd_epi16(in512(a), in512(b))); },
+    [](const void* a, const void* b, const void* c, void* out) {
+      out512f(out, _mm512_fmadd_ps(in512f(a), in512f(b), in512f(c)));
+    },
     [](const void* a, unsigned n, void* out) { out512(out, _mm512_srai_epi64(in512(a), n)); },
     [](const void* src, uint64_t k, const void* a, unsigned n, void* out) {
       out512(out, _mm512_mask_srli_epi16(in512(src), static_cast<__mmask32>(k), in512(a), n));

@@ -51,6 +51,8 @@ struct Ops {
   void (*srav_epi64)(const void* a, const void* count, void* out);         // VPSRAVQ
   void (*mulhi_epu16)(const void* a, const void* b, void* out);            // VPMULHUW
   void (*madd_epi16)(const void* a, const void* b, void* out);             // VPMADDWD
+  // Ternary: a, b, c -> out.
+  void (*fmadd_ps)(const void* a, const void* b, const void* c, void* out);  // VFMADD231PS
   // With a count: VPSRAQ imm, VPSRLW / VPSRLD imm {k} (lanes outside k from src).
   void (*srai_epi64)(const void* a, unsigned n, void* out);
   void (*mask_srli_epi16)(const void* src, uint64_t k, const void* a, unsigned n, void* out);

@@ -775,5 +775,58 @@ TEST_P(SupplementBf16, TininessIsDecidedAfterRoundingWithUnboundedExponent) {
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// VFMADD*PS zmm: per lane RoundFPControl(a * b + c), one rounding to nearest even of the
+// exact value (SIMDe 0.7's own simde_mm512_fmadd_ps rounds twice in the tests' build).
+
+// a * b + c rounded once, without an FMA: p = a * b is exact in double (two 24-bit
+// significands), s + e = p + c exactly (Knuth's TwoSum), and rounding s to float equals
+// rounding s + e unless s lies exactly on a midpoint between two floats (|e| is below half
+// a double ulp of s, so it cannot carry s + e across one), where e's sign decides.
+float fma_oracle(float a, float b, float c) {
+  const double p = double{a} * b;
+  if (!std::isfinite(p) || !std::isfinite(c)) return static_cast<float>(p + c);
+  const double s = p + c, bb = s - p, e = (p - (s - bb)) + (c - bb);
+  const float r = static_cast<float>(s);
+  if (e == 0 || double{r} == s) return r;
+  if (std::isinf(r)) {  // s at or past FLT_MAX + half an ulp: at exactly that tie, e decides
+    const double edge = std::copysign(0x1.ffffffp127, s);
+    return s == edge && (e > 0) != (s > 0) ? std::copysign(std::numeric_limits<float>::max(), s) : r;
+  }
+  const float other = std::nextafter(r, double{r} < s ? INFINITY : -INFINITY);
+  if (s != (double{r} + other) / 2) return r;  // the midpoint is exact: the floats are adjacent
+  return (e > 0) == (double{other} > double{r}) ? other : r;
+}
+
+TEST_P(Supplement, FusedMultiplyAddRoundsOnce) {
+  std::mt19937_64 rng(19);
+  int fused_differs = 0;
+  for (int t = 0; t < 20000; ++t) {
+    const Bytes a = draw(rng, 64, 4, kFloat, true), b = draw(rng, 64, 4, kFloat, true);
+    Bytes c = draw(rng, 64, 4, kFloat, true);
+    for (int i = 0; i < 16; ++i) {
+      const float x = get<float>(a.data(), i), y = get<float>(b.data(), i);
+      const uint64_t pick = rng() % 4;
+      if (pick == 0) put<float>(c.data(), i, -(x * y));  // the product's rounding error is the result
+      if (pick == 1) put<float>(c.data(), i, std::ldexp(x * y, -30 + static_cast<int>(rng() % 60)));
+    }
+    uint8_t got[64];
+    ops().fmadd_ps(a.data(), b.data(), c.data(), got);
+    for (int i = 0; i < 16; ++i) {
+      const float x = get<float>(a.data(), i), y = get<float>(b.data(), i), z = get<float>(c.data(), i);
+      const float want = fma_oracle(x, y, z);
+      const uint32_t g = get<uint32_t>(got, i);
+      if (std::isnan(want)) {
+        ASSERT_TRUE(is_nan(g)) << "_mm512_fmadd_ps lane " << i << " got " << std::hex << g;
+        continue;
+      }
+      ASSERT_EQ(g, bits(want)) << std::hex << "_mm512_fmadd_ps lane " << i << ": a " << bits(x) << " b " << bits(y)
+                               << " c " << bits(z);
+      fused_differs += bits(want) != bits(x * y + z);
+    }
+  }
+  EXPECT_GT(fused_differs, 1000) << "the inputs do not tell one rounding from two";
+}
+
 }  // namespace
 }  // namespace fixq

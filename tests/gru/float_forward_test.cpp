@@ -9,12 +9,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
-#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "cpu/aligned_vector.h"
 #include "fixq/gru.h"
 #include "gru/float/math.h"
 #include "gru/float_test_util.h"
@@ -24,6 +22,7 @@
 namespace fixq {
 namespace {
 
+using gru_test::documented_dot;
 using gru_test::random_model;
 using gru_test::random_values;
 using npy_test::expect_error;
@@ -47,36 +46,12 @@ TEST(GruStream, StepsEqualTheWholeSequenceBitForBit) {
   EXPECT_EQ(stream.state(), whole.h_n);
 }
 
-// Every weight vector of m moved, where the allocator allows, to storage that starts off a
-// cache line, as glibc's large blocks do; returns whether all of them are. `keep` holds the
-// allocations tried on the way, so that each try gets a new place. (ASan's allocator hands
-// out 64-byte aligned blocks: there gru_forward needs no copies, and the views' own tests
-// below cover them.)
-bool misalign_weights(GruModel& m, std::vector<std::vector<float>>& keep) {
-  bool all = true;
-  for (GruCell& c : m.cells)
-    for (std::vector<float>* v : {&c.W, &c.R}) {
-      for (int tries = 0; tries < 64 && reinterpret_cast<std::uintptr_t>(v->data()) % 64 == 0; ++tries) {
-        keep.emplace_back(4);  // moves the next block along
-        keep.push_back(*v);
-        std::swap(*v, keep.back());
-      }
-      all = all && reinterpret_cast<std::uintptr_t>(v->data()) % 64 != 0;
-    }
-  return all;
-}
-
-// Long enough (T * B >= AlignedWeights::kMinRows) that gru_forward multiplies aligned
-// copies of W and R while the stream reads the model's own: the bits are the same. A tap
-// that runs a second model's forward in the middle (its own copies, of the same sizes)
-// changes neither result.
-TEST(GruForward, AlignedWeightCopiesGiveTheModelsBits) {
-  std::vector<std::vector<float>> keep;
-  GruModel m = random_model(16, 32, 2, false, 31), other = random_model(16, 32, 2, false, 32);
-  if (!misalign_weights(m, keep) || !misalign_weights(other, keep))
-    std::printf("note: the allocator gave only 64-byte aligned blocks; gru_forward made no copies\n");
-  const int64_t T = 12, B = 2, C = 16, H = 32;
-  static_assert(T * B >= gru_float::AlignedWeights::kMinRows);
+// gru_forward packs W and R per call into the thread's storage, GruStream once into its
+// own: the bits are the same. A tap that runs a second model's forward in the middle (its
+// own packed copies, of the same sizes) changes neither result.
+TEST(GruForward, PackedWeightsPerCallGiveTheStreamsBitsAndNest) {
+  const GruModel m = random_model(16, 40, 2, false, 31), other = random_model(16, 40, 2, false, 32);
+  const int64_t T = 12, B = 2, C = 16, H = 40;
   const std::vector<float> x = random_values(sz(T * B * C), 33, 2.0f);
   const GruOutput whole = gru_forward(m, x.data(), {T, B, C});
   const GruOutput other_alone = gru_forward(other, x.data(), {T, B, C});
@@ -100,40 +75,50 @@ TEST(GruForward, AlignedWeightCopiesGiveTheModelsBits) {
   EXPECT_EQ(nested.y, other_alone.y);
 }
 
-// Views of weights that start 16 bytes past a cache line, whatever the allocator does.
-TEST(GruForwardAlignedWeights, CopiesOnlyWhereItPaysAndNests) {
-  using gru_float::AlignedWeights;
-  const std::vector<float> a = random_values(1000, 41), b = random_values(1000, 42), c = random_values(1000, 43);
-  cpu::AlignedVector<float> storage(3 * 1024);
-  auto misaligned = [&](const std::vector<float>& v, int slot) {
-    float* p = storage.data() + slot * 1024 + 4;  // 16 bytes past a 64-byte boundary
-    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 16u);
-    std::copy(v.begin(), v.end(), p);
-    return std::span<const float>(p, v.size());
+// The packed layout of gru/float/kernels.h, written from its text: panel p, k-row i, lane c
+// holds w[64 p + c][i], zero past the last row.
+std::vector<float> documented_packing(const std::vector<float>& w, int64_t n, int64_t k) {
+  const int64_t panels = (n + 63) / 64;
+  std::vector<float> p(sz(panels * 64 * k), 0.0f);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < k; ++i) p[sz((j / 64 * k + i) * 64 + j % 64)] = w[sz(j * k + i)];
+  return p;
+}
+
+// Views of packed weights: each holds its matrix on a cache line while it lives, nested
+// ones in storage of their own, and a later view reuses a finished one's storage.
+TEST(GruForwardPackedWeights, HoldTheDocumentedLayoutAndNest) {
+  using gru_float::PackedWeights;
+  const gru_float::PackFn pack = gru_float::active_kernels().pack;
+  const int64_t n = 70, k = 13;
+  const std::vector<float> a = random_values(sz(n * k), 41), b = random_values(sz(n * k), 42),
+                           c = random_values(sz(n * k), 43);
+  auto holds = [&](const PackedWeights& w, const std::vector<float>& v) {
+    const std::vector<float> want = documented_packing(v, n, k);
+    return reinterpret_cast<std::uintptr_t>(w.data()) % 64 == 0 && std::equal(want.begin(), want.end(), w.data());
   };
-  const std::span<const float> sa = misaligned(a, 0), sb = misaligned(b, 1), sc = misaligned(c, 2);
-  auto holds = [](const AlignedWeights& w, const std::vector<float>& v) {
-    return reinterpret_cast<std::uintptr_t>(w.data()) % 64 == 0 && std::equal(v.begin(), v.end(), w.data());
-  };
-  {
-    const AlignedWeights few(sa, AlignedWeights::kMinRows - 1);
-    EXPECT_EQ(few.data(), sa.data());  // too few rows to repay a copy
-    const AlignedWeights aligned(std::span<const float>(storage.data(), 16), 100);
-    EXPECT_EQ(aligned.data(), storage.data());  // already on a cache line
-  }
-  const AlignedWeights outer(sa, 100);
+  const PackedWeights outer(pack, a, n, k);
   EXPECT_TRUE(holds(outer, a));
   const float* inner_storage = nullptr;
   {
-    const AlignedWeights inner(sb, 100);
+    const PackedWeights inner(pack, b, n, k);
     EXPECT_TRUE(holds(inner, b));
     EXPECT_TRUE(holds(outer, a));  // both alive: each has its own storage
     inner_storage = inner.data();
   }
-  const AlignedWeights next(sc, 100);
+  const PackedWeights next(pack, c, n, k);
   EXPECT_EQ(next.data(), inner_storage);  // the inner one's storage again: no new pages
   EXPECT_TRUE(holds(next, c));
   EXPECT_TRUE(holds(outer, a));
+  const float* third_storage = nullptr;
+  {
+    const PackedWeights third(pack, b, n, k);
+    third_storage = third.data();
+  }
+  expect_error([&] { PackedWeights wrong(pack, a, n, k + 1); }, "float GRU", "910 weights for a [70, 14] matrix");
+  const PackedWeights again(pack, b, n, k);
+  EXPECT_EQ(again.data(), third_storage);  // the refused view gave its place back
+  EXPECT_TRUE(holds(again, b));
 }
 
 TEST(GruStream, RefusesWhatItCannotRun) {
@@ -215,17 +200,6 @@ struct TapCall {
   std::vector<float> values;
 };
 
-// The dot product in fixq/gru.h's order, written from its text: partial l sums the
-// products of k = l, l + 16, ... in order; partials combine (l, l + 8), (l, l + 4),
-// (l, l + 2), (l, l + 1).
-float documented_dot(const float* w, const float* x, int64_t n) {
-  std::vector<float> partial(16, 0.0f);
-  for (int64_t k = 0; k < n; ++k) partial[sz(k % 16)] += w[k] * x[k];
-  for (std::size_t half : {8u, 4u, 2u, 1u})
-    for (std::size_t l = 0; l < half; ++l) partial[l] += partial[l + half];
-  return partial[0];
-}
-
 // fixq's own sigmoid and tanh (measured against the exact functions in float_math_test).
 float sigmoid(float v) { return gru_float::sigmoid_f32(gru_float::ScalarOps{}, v); }
 float tanh_fixq(float v) { return gru_float::tanh_f32(gru_float::ScalarOps{}, v); }
@@ -235,9 +209,9 @@ float tanh_fixq(float v) { return gru_float::tanh_f32(gru_float::ScalarOps{}, v)
 // exactly (the float operations and summation order of fixq/gru.h), chained from x and h0
 // to y and h_n.
 TEST(GruTap, ReportsEveryOperatorInOrderWithConsistentValues) {
-  // Sizes past 16 so that every dot product uses several of its partial sums.
-  const GruModel m = random_model(19, 18, 2, true, 41);
-  const int64_t T = 5, B = 4, C = 19, H = 18, D = 2;
+  // Sizes past 32 so that dot products add several chains (the second layer's 2H = 70).
+  const GruModel m = random_model(19, 35, 2, true, 41);
+  const int64_t T = 5, B = 4, C = 19, H = 35, D = 2;
   const std::vector<float> x = random_values(sz(T * B * C), 42, 2.0f);
   const std::vector<float> h0 = random_values(sz(2 * D * B * H), 43);
   const std::vector<int64_t> lengths{3, 0, 5, 2};
@@ -303,11 +277,12 @@ TEST(GruTap, ReportsEveryOperatorInOrderWithConsistentValues) {
             EXPECT_EQ(v(6, r, i), sigmoid(v(5, r, i)));
             EXPECT_EQ(v(7, r, i), rh_add_br);
             EXPECT_EQ(v(8, r, i), v(6, r, i) * v(7, r, i));
-            EXPECT_EQ(v(9, r, i), v(1, r, 2 * H + i) + v(8, r, i) + cell.bx[sz(2 * H + i)]);
+            // The two multiply-adds are fused; their products are reported rounded.
+            EXPECT_EQ(v(9, r, i), std::fma(v(6, r, i), v(7, r, i), v(1, r, 2 * H + i)) + cell.bx[sz(2 * H + i)]);
             EXPECT_EQ(v(10, r, i), tanh_fixq(v(9, r, i)));
             EXPECT_EQ(v(11, r, i), v(4, r, i) * h[sz(b * H + i)]);
             EXPECT_EQ(v(12, r, i), (1.0f - v(4, r, i)) * v(10, r, i));
-            EXPECT_EQ(v(13, r, i), v(11, r, i) + v(12, r, i));
+            EXPECT_EQ(v(13, r, i), std::fma(v(4, r, i), h[sz(b * H + i)], v(12, r, i)));
             h[sz(b * H + i)] = v(13, r, i);
             y_layer[sz((t * B + b) * D * H + d * H + i)] = v(13, r, i);
           }

@@ -1,8 +1,9 @@
 // The float GRU's kernels on every path (scalar reference, AVX2, AVX-512 natively where
-// the CPU has it and through SIMDe everywhere) give the same bits: the fixed-order dot
-// product on ragged and blocked shapes, strided rows and overflowing values; the unit
-// update on values from subnormal to infinite; whole runs with taps, lengths, two layers
-// and both directions; and calibration, whose .fixq bytes must not depend on the CPU.
+// the CPU has it and through SIMDe everywhere) give the same bits: the packed layout; the
+// fixed-order dot product of fused multiply-add chains on ragged shapes, every tile and
+// panel edge, strided rows and overflowing values; the unit update on values from
+// subnormal to infinite; whole runs with taps, lengths, two layers and both directions;
+// and calibration, whose .fixq bytes must not depend on the CPU.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -19,7 +20,6 @@
 #include "fixq/gru.h"
 #include "fixq/qgru.h"
 #include "gru/float/kernels.h"
-#include "gru/float/matmul_driver.h"
 #include "gru/float_test_util.h"
 #include "support/kernel_paths.h"
 #include "support/registry_checks.h"
@@ -27,6 +27,7 @@
 namespace fixq {
 namespace {
 
+using gru_test::documented_dot;
 using gru_test::random_model;
 using gru_test::random_values;
 
@@ -53,43 +54,65 @@ std::vector<float> spread_values(std::size_t n, uint32_t seed) {
   return v;
 }
 
-// The dot product as fixq/gru.h words it, written independently of the library: partial l
-// sums the products of k = l, l + 16, ... in order, then (l, l+8), (l, l+4), (l, l+2), (l, l+1).
-float documented_dot(const float* w, const float* x, int64_t n) {
-  std::vector<float> partial(16, 0.0f);
-  for (int64_t k = 0; k < n; ++k) partial[sz(k % 16)] += w[k] * x[k];
-  for (std::size_t half : {8u, 4u, 2u, 1u})
-    for (std::size_t l = 0; l < half; ++l) partial[l] += partial[l + half];
-  return partial[0];
-}
-
 TEST(FloatKernels, EveryFamilyIsListedEmulatedAndRuns) {
   test::expect_complete(gru_float::registry());
-  test::expect_each_family_runs_its_own(gru_float::registry(), [](const gru_float::FloatKernels& k) { return k.matmul_nt; },
-                                        "matmul_nt");
+  test::expect_each_family_runs_its_own(gru_float::registry(), [](const gru_float::FloatKernels& k) { return k.matmul; },
+                                        "matmul");
+  test::expect_each_family_runs_its_own(gru_float::registry(), [](const gru_float::FloatKernels& k) { return k.pack; },
+                                        "pack");
   test::expect_each_family_runs_its_own(gru_float::registry(), [](const gru_float::FloatKernels& k) { return k.gates; },
                                         "gates");
 }
 
 TEST(FloatKernels, ReferenceDotIsTheDocumentedOrder) {
   const std::vector<float> w = spread_values(300, 1), x = spread_values(300, 2);
-  bool order_matters = false;
-  for (int64_t k = 0; k <= 300; k += k < 40 ? 1 : 13) {
-    const float got = gru_float::dot16(w.data(), x.data(), k);
+  bool order_matters = false, fusing_matters = false;
+  for (int64_t k = 0; k <= 300; k += k < 70 ? 1 : 13) {
+    const float got = gru_float::dot_fma_chains(w.data(), x.data(), k);
     EXPECT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(documented_dot(w.data(), x.data(), k))) << k;
-    float sequential = 0.0f;
-    for (int64_t i = 0; i < k; ++i) sequential += w[sz(i)] * x[sz(i)];
+    float sequential = 0.0f, unfused = 0.0f;
+    for (int64_t i = 0; i < k; ++i) sequential = std::fma(w[sz(i)], x[sz(i)], sequential);
+    for (int64_t b = 0; b < k; b += 32) {
+      float c = 0.0f;
+      for (int64_t i = b; i < std::min<int64_t>(k, b + 32); ++i) c = c + w[sz(i)] * x[sz(i)];
+      unfused = b == 0 ? c : unfused + c;
+    }
     order_matters = order_matters || sequential != got;
+    fusing_matters = fusing_matters || unfused != got;
   }
   EXPECT_TRUE(order_matters) << "these values do not tell summation orders apart";
+  EXPECT_TRUE(fusing_matters) << "these values do not tell fused from separate roundings";
+}
+
+std::vector<float> packed(const test::KernelPath& path, const std::vector<float>& w, int64_t n, int64_t k) {
+  test::PathScope scope(path);
+  std::vector<float> out(sz(gru_float::packed_size(n, k)), -7.0f);
+  gru_float::active_kernels().pack(w.data(), n, k, out.data());
+  return out;
+}
+
+// The layout of gru/float/kernels.h, written from its text: panel p, k-row i, lane c holds
+// w[64 p + c][i], +0 past the last row.
+TEST(FloatKernels, PackingIsTheDocumentedLayoutOnEveryPath) {
+  for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 130, 192})
+    for (int64_t k : {1, 5, 16, 17, 33}) {
+      const std::vector<float> w = spread_values(sz(n * k), static_cast<uint32_t>(n * 100 + k));
+      std::vector<float> want(sz(gru_float::packed_size(n, k)), 0.0f);
+      ASSERT_EQ(want.size(), sz((n + 63) / 64 * 64 * k));
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < k; ++i) want[sz((j / 64 * k + i) * 64 + j % 64)] = w[sz(j * k + i)];
+      for (const test::KernelPath& p : test::kernel_paths())
+        ASSERT_EQ(bits(packed(p, w, n, k)), bits(want)) << p.name() << ": n " << n << " k " << k;
+    }
 }
 
 // out = a w^T with row strides lda and ldo larger than the rows, on one path.
 std::vector<float> matmul(const test::KernelPath& path, const std::vector<float>& a, int64_t lda, int64_t m,
                           const std::vector<float>& w, int64_t n, int64_t k, int64_t ldo) {
+  const std::vector<float> pw = packed(test::scalar_path(), w, n, k);
   test::PathScope scope(path);
   std::vector<float> out(sz(m * ldo), -7.0f);  // the gaps between rows must stay untouched
-  gru_float::active_kernels().matmul_nt(a.data(), lda, m, w.data(), n, k, out.data(), ldo);
+  gru_float::active_kernels().matmul(a.data(), lda, m, pw.data(), n, k, out.data(), ldo);
   return out;
 }
 
@@ -105,7 +128,7 @@ void expect_matmul_paths_agree(int64_t m, int64_t n, int64_t k, uint32_t seed, b
   const std::vector<float> ref = matmul(test::scalar_path(), a, lda, m, w, n, k, ldo);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < ldo; ++j) {
-      const float want = j < n ? gru_float::dot16(w.data() + j * k, a.data() + i * lda, k) : -7.0f;
+      const float want = j < n ? documented_dot(w.data() + j * k, a.data() + i * lda, k) : -7.0f;
       ASSERT_EQ(std::bit_cast<uint32_t>(ref[sz(i * ldo + j)]), std::bit_cast<uint32_t>(want)) << i << " " << j;
     }
   for (const test::KernelPath& p : test::fast_paths())
@@ -115,17 +138,20 @@ void expect_matmul_paths_agree(int64_t m, int64_t n, int64_t k, uint32_t seed, b
 
 TEST(FloatKernels, MatmulIsBitExactOnEveryPathForRaggedShapes) {
   uint32_t seed = 100;
-  for (int64_t k = 1; k <= 67; ++k)
-    for (int64_t m : {1, 2, 3, 4, 5, 7})
-      expect_matmul_paths_agree(m, 1 + (k * 7 + m) % 23, k, seed++, k % 5 == 0);
-  for (int64_t n = 1; n <= 67; ++n) expect_matmul_paths_agree(1 + n % 9, n, 16 + n % 3, seed++, false);
+  // k across chain ends (32, 64) and the vector widths; m over every tile height (AVX-512
+  // 6 rows, AVX2 3) and the batch-1 tile; n across vectors, tiles and panels.
+  for (int64_t k = 0; k <= 67; ++k)
+    for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 13})
+      expect_matmul_paths_agree(m, 1 + (k * 7 + m) % 23, k, seed++, k > 0 && k % 5 == 0);
+  for (int64_t n = 1; n <= 200; n += n < 70 ? 1 : 9)
+    for (int64_t m : {1, 2, 7}) expect_matmul_paths_agree(m, n, 16 + n % 35, seed++, n % 4 == 0);
 }
 
-TEST(FloatKernels, MatmulIsBitExactOnEveryPathAcrossWeightBlocks) {
-  // n spans several weight blocks of k rows (gru/float/matmul_driver.h) with a ragged last one.
-  const int64_t k = 1030, n = 3 * gru_float::weight_block_rows(k) + 5;
-  expect_matmul_paths_agree(9, n, k, 7, false);
-  expect_matmul_paths_agree(1, n, k, 8, true);
+TEST(FloatKernels, MatmulIsBitExactOnEveryPathAtGruSizes) {
+  // Many panels and long chains, as the recurrent and input products of H = 300.
+  expect_matmul_paths_agree(16, 900, 300, 7, false);
+  expect_matmul_paths_agree(1, 900, 300, 8, true);
+  expect_matmul_paths_agree(9, 390, 1030, 9, false);
 }
 
 // The unit update of `rows` rows on one path: h and, when `all`, every intermediate.

@@ -67,6 +67,20 @@ inline GruModel torch_init_model(int64_t C, int64_t H, int64_t layers, bool bidi
   return m;
 }
 
+// The dot product sum_k w_k x_k as fixq/gru.h words it, written from its text and not from
+// the library: the k of each block of 32 consecutive ones through one chain of fused
+// multiply-adds from +0, then the blocks' chains added left to right.
+inline float documented_dot(const float* w, const float* x, int64_t n) {
+  std::vector<float> chains;
+  for (int64_t k = 0; k < n; ++k) {
+    if (k % 32 == 0) chains.push_back(0.0f);
+    chains.back() = std::fma(w[k], x[k], chains.back());
+  }
+  float sum = chains.empty() ? 0.0f : chains[0];
+  for (std::size_t b = 1; b < chains.size(); ++b) sum = sum + chains[b];
+  return sum;
+}
+
 inline float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   float m = 0.0f;
   for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::fabs(a[i] - b[i]));

@@ -17,7 +17,7 @@ struct Inputs {
   std::vector<int32_t> a, b, counts;  // counts in [0, 40]: shift counts, past the lane width too
   std::vector<int64_t> a64, b64, counts64;
   std::vector<float> x, y;            // NaN, infinities, zeros, subnormals and ordinary values
-  std::vector<float> dots;            // finite values, for the dot16 partials
+  std::vector<float> dots, dots2;     // finite values, for the fused multiply-add
   std::vector<int32_t> table;       // 257 entries, for gathers
   std::vector<uint16_t> table16;    // 257 entries, for lookup_hi16
   std::vector<uint16_t> halfs;      // fp16 patterns

@@ -39,7 +39,6 @@ struct Prober {
 
   void run() {
     r["lanes"].push_back(N);
-    r["reduce_group_size"].push_back(L::kReduceGroup);
     for (int o = 0; o < kCount; o += N) {
       const I a = L::load(in.a.data() + o), b = L::load(in.b.data() + o), n = L::load(in.counts.data() + o);
       const I a64 = L::load64(in.a64.data() + o / 2), b64 = L::load64(in.b64.data() + o / 2);
@@ -94,6 +93,8 @@ struct Prober {
       put_f("fadd", L::fadd(x, y));
       put_f("fsub", L::fsub(x, y));
       put_f("fmul", L::fmul(x, y));
+      // Finite multiplicand and addend: a NaN comes only from x, so its payload is defined.
+      put_f("ffma", L::ffma(x, L::fload(in.dots.data() + o), L::fload(in.dots2.data() + o)));
       put_f("fdiv", L::fdiv(x, y));
       put_f("fmin", L::fmin(x, y));
       put_f("fmax", L::fmax(x, y));
@@ -123,19 +124,6 @@ struct Prober {
       L::fstore_n(out, n, L::fload(in.y.data()));
       for (float f : out) r["fstore_n"].push_back(std::bit_cast<uint32_t>(f));
     }
-    // The 16 partial sums of a dot product: loaded whole and ragged, a multiply-add, reduced.
-    for (int64_t n = 0; n <= 17; ++n) {
-      const float* d = in.dots.data();
-      typename L::P acc = L::padd_mul(L::pzero(), L::pload_n(d, n), L::pload(d + 16));
-      acc = L::padd_mul(acc, L::pload(d + 32), L::pload(d + 48));
-      const float one = L::reduce_one(acc);
-      r["reduce_one"].push_back(std::bit_cast<uint32_t>(one));
-    }
-    typename L::P group[L::kReduceGroup];
-    for (int g = 0; g < L::kReduceGroup; ++g) group[g] = L::pload(in.dots.data() + 3 * g);
-    alignas(64) float sums[L::kReduceGroup];
-    L::reduce_group(group, sums);
-    for (float f : sums) r["reduce_group"].push_back(std::bit_cast<uint32_t>(f));
   }
 
   template <class Q>

@@ -1,6 +1,7 @@
 // Private, tests only (tests/support/simde_x86.h): the AVX-512 names the kernels
-// use that SIMDe 0.7 (Debian 12's libsimde-dev) does not provide, written in portable C++
-// from the operation sections of Intel's intrinsics guide (the SDM's pseudo-code). Masked
+// use that SIMDe 0.7 (Debian 12's libsimde-dev) does not provide, or provides with other
+// results than the instruction's, written in portable C++ from the operation sections of
+// Intel's intrinsics guide (the SDM's pseudo-code). Masked
 // loads read, and masked stores write, only the lanes of their mask, as the instructions'
 // fault suppression guarantees. tests/cpu/supplement_test.cpp runs every one through the
 // emulated build of tests/cpu/supplement_avx512*.cpp, compares it bit for bit with the
@@ -276,6 +277,18 @@ simde__m512 dpbf16_ps(simde__m512 src, const BH& a, const BH& b) {
   return vec<simde__m512>(c);
 }
 
+// VFMADD*PS zmm: a * b + c per lane, rounded once ("fused", the SDM's RoundFPControl of
+// the infinitely precise result). SIMDe 0.7's simde_mm512_fmadd_ps computes (a * b) + c,
+// two roundings, wherever the build has no FMA instruction and libm's fmaf is not known to
+// be fast (no FP_FAST_FMAF), which is the case of the tests' SIMDe build (no -m flags):
+// std::fma is IEEE's fusedMultiplyAdd, exact in hardware or in libm's software.
+inline simde__m512 fmadd_ps(simde__m512 a, simde__m512 b, simde__m512 c) {
+  const auto x = lanes<float, 16>(a), y = lanes<float, 16>(b), z = lanes<float, 16>(c);
+  Lanes<float, 16> r;
+  for (int i = 0; i < 16; ++i) r.v[i] = std::fma(x.v[i], y.v[i], z.v[i]);
+  return vec<simde__m512>(r);
+}
+
 }  // namespace fixq::emulated
 
 #define _mm512_maskz_loadu_epi32(k, p) \
@@ -326,3 +339,5 @@ simde__m512 dpbf16_ps(simde__m512 src, const BH& a, const BH& b) {
 #define _mm512_madd_epi16(a, b) (fixq::emulated::madd_epi16((a), (b)))
 #undef _mm512_dpbf16_ps
 #define _mm512_dpbf16_ps(src, a, b) (fixq::emulated::dpbf16_ps((src), (a), (b)))
+#undef _mm512_fmadd_ps
+#define _mm512_fmadd_ps(a, b, c) (fixq::emulated::fmadd_ps((a), (b), (c)))

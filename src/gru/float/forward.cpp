@@ -40,8 +40,7 @@ void run_direction(const GruCell& cell, const gru_float::ActiveKernels& k, const
   std::vector<float> xs, wxs, hs;
   gru_float::StepScratch scratch;
   const bool tapped = site.active();
-  // Both multiply T * B rows (fewer where items end early).
-  const gru_float::AlignedWeights r(cell.R, T * B), w(cell.W, T * B);
+  const gru_float::PackedWeights r(k.pack, cell.R, H3, H), w(k.pack, cell.W, H3, C);
   for (int64_t s0 = 0; s0 < T; s0 += block_steps) {
     const int64_t s1 = std::min(T, s0 + block_steps);
     // The block's steps are the times [t_lo, t_lo + s1 - s0), whose rows are contiguous.

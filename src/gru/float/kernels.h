@@ -1,16 +1,20 @@
-// Private: the float GRU's two kernels, one table per instruction-set family.
+// Private: the float GRU's kernels, one table per instruction-set family.
 //
-// Both have one numeric definition that every family reproduces bit for bit (the scalar
+// Each has one numeric definition that every family reproduces bit for bit (the scalar
 // table is that definition, gru/float/kernels_scalar.cpp):
 //
-// * matmul_nt: out[i, j] = dot16(a row i, w row j), the fixed-order float dot product
-//       dot16(w, x, K): 16 partial sums p_0 .. p_15, p_l = fl(p_l + fl(w[k] x[k])) over
-//       k = l, l + 16, l + 32, ... < K in increasing k, each p_l starting at +0; then
-//       combined pairwise p_l += p_{l+8} (l < 8), p_l += p_{l+4} (l < 4),
-//       p_l += p_{l+2} (l < 2), and the result p_0 + p_1.
-//   Sixteen partials are one AVX-512 register, two AVX2 ones, and sixteen independent
-//   addition chains; the tree is the one a register reduction does. The order, not the
-//   instruction set, decides every rounding, so the sums are the same on every CPU.
+// * matmul: out[i, j] = dot_fma_chains(w row j, a row i), the fixed-order float dot product
+//       dot_fma_chains(w, x, K): the k of each block [32b, min(K, 32b + 32)) in increasing
+//       order through one chain of fused multiply-adds c_b = fma(w[k], x[k], c_b) from
+//       c_b = +0 (one rounding per product and sum); then the chains left to right,
+//       s = c_0, s = s + c_1, ... (+0 when K = 0).
+//   A chain is what a register accumulator of one output holds while the weights stream
+//   past, so a kernel keeps a tile of outputs in registers and broadcasts a's values; no
+//   horizontal reduction. The blocks of 32 bound how far a chain carries its rounding errors
+//   (a chain of 1024 has four times the error of the old 16 interleaved sums on random data;
+//   chains of 32 have about as much). The order, not the instruction set, decides every
+//   rounding, so the sums are the same on every CPU. w is read in the packed layout below.
+// * pack: the weights [n, k] row-major (as GruCell holds them) in that layout.
 // * gates: the unit update of every hidden unit of every row, unit_update() of
 //   gru/float/math.h, elementwise.
 #pragma once
@@ -21,6 +25,16 @@
 #include "cpu/registry.h"
 
 namespace fixq::gru_float {
+
+// The length of a chain of fused multiply-adds in a dot product (above).
+inline constexpr int64_t kFmaChain = 32;
+
+// The weight layout the matmuls read: w [n, k] in panels of kPanel rows. Panel p holds, for
+// k = 0 .. K - 1 in order, the kPanel values w[kPanel p + c][k] (c < kPanel; +0 past row n),
+// so one k of a panel is 256 contiguous bytes (four cache lines, four AVX-512 vectors of
+// outputs) and a panel one sequential stream. packed_size(n, k) floats, 64-byte aligned.
+inline constexpr int64_t kPanel = 64;
+inline int64_t packed_size(int64_t n, int64_t k) { return (n + kPanel - 1) / kPanel * kPanel * k; }
 
 // The values of a step's gate stage for `rows` rows of H units: wx, rh [rows, 3H] (gates
 // z, r, g), biases bx, br [3H], h [rows, H] holding h_{t-1} and overwritten with h_t.
@@ -52,14 +66,18 @@ void each_gate_intermediate(const U& u, F f) {
   for (const auto* v : {&u.z_pre, &u.z, &u.r_pre, &u.r, &u.rh_add_br, &u.r_rh, &u.g_pre, &u.g, &u.old_contrib, &u.new_contrib})
     f(op++, *v);
 }
-using MatmulNtFn = void (*)(const float* a, int64_t lda, int64_t m, const float* w, int64_t n, int64_t k,
-                            float* out, int64_t ldo);
+// out[i * ldo + j] = dot_fma_chains(w row j, a + i * lda, k) for i < m, j < n; w in the
+// packed layout (packed_size(n, k) floats).
+using MatmulFn = void (*)(const float* a, int64_t lda, int64_t m, const float* packed, int64_t n, int64_t k,
+                          float* out, int64_t ldo);
+// packed (packed_size(n, k) floats) = w [n, k] row-major in the packed layout.
+using PackFn = void (*)(const float* w, int64_t n, int64_t k, float* packed);
 using GatesFn = void (*)(const GateArgs& args);
 
 struct FloatKernels {
   const char* name;
-  // out[i * ldo + j] = dot16(a + i * lda, w + j * k, k) for i < m, j < n (w is [n, k]).
-  MatmulNtFn matmul_nt;
+  MatmulFn matmul;
+  PackFn pack;
   GatesFn gates;
 };
 
@@ -69,9 +87,11 @@ FIXQ_DECLARE_KERNEL_TABLES(FloatKernels, kFloat)
 // The tables of the families that bring kernels (gru/float/registry.cpp).
 cpu_detail::KernelRegistry<FloatKernels>& registry();
 
-// The kernels the active features select (each operation its own best family).
+// The kernels the active features select (each operation its own best family: they share
+// one packed layout).
 struct ActiveKernels {
-  MatmulNtFn matmul_nt;
+  MatmulFn matmul;
+  PackFn pack;
   GatesFn gates;
 };
 ActiveKernels active_kernels();
@@ -81,6 +101,6 @@ std::vector<KernelChoice> report_kernels();
 
 
 // The scalar definition of one dot product, for tests and tails.
-float dot16(const float* w, const float* x, int64_t k);
+float dot_fma_chains(const float* w, const float* x, int64_t k);
 
 }  // namespace fixq::gru_float

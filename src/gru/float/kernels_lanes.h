@@ -1,89 +1,134 @@
-// Private, for the gru/float/kernels_<family>.cpp files only: the float GRU's two kernels
+// Private, for the gru/float/kernels_<family>.cpp files only: the float GRU's kernels
 // (gru/float/kernels.h) written once over a family's lane primitives L (src/simd/lanes_<family>.h):
-//   matmul_nt: each output's sixteen dot16 partial sums in one L::P, reduced by the
-//              definition's tree (L::reduce_one, L::reduce_group);
-//   gates:     the unit update L::kLanes units per vector, the last ones under a lane mask.
-// No FMA: a multiply and an add, each rounded, as the scalar definition.
+//   matmul: register tiles of outputs, L::kLanes consecutive outputs per vector: per k, a
+//           k-row of the packed weights is loaded and each row of a broadcasts its value,
+//           one fused multiply-add per vector, so every lane runs its output's chains in the
+//           definition's order with no reduction across lanes;
+//   gates:  the unit update L::kLanes units per vector, the last ones under a lane mask,
+//           its multiply-adds fused where the definition fuses them (gru/float/math.h).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "gru/float/kernels.h"
 #include "gru/float/math.h"
-#include "gru/float/matmul_driver.h"
 
 namespace fixq::gru_float {
 
 template <class L>
 struct FloatGruLanes {
-  using P = typename L::P;
   using F = typename L::F;
+  static constexpr int N = L::kLanes;
+  // Accumulators a tile keeps in registers, the rest of the registers for the weights'
+  // vectors and the broadcast value: 24 of AVX-512's 32, 12 of AVX2's 16.
+  static constexpr int kAccumulators = L::kRegisters * 3 / 4;
+  // A tile of many rows: four vectors of columns (a panel's k-row of 64 floats with
+  // AVX-512, half of one with AVX2) by 6 or 3 rows of a. Per k it loads four weight
+  // vectors and broadcasts one value of a per row: 10 loads for 24 FMAs (AVX-512).
+  static constexpr int kTileVectors = 4;
+  static constexpr int kTileRows = kAccumulators / kTileVectors;
+  // The one-row tile (the recurrent product at batch 1): 8 vectors, enough independent
+  // chains to cover the FMA latency while the weights stream from L2 or L3.
+  static constexpr int kRowVectors = 8;
+  static_assert(kPanel % (kTileVectors * N) == 0 && (kRowVectors * N) % kPanel == 0);
 
-  // MR rows of a times JR rows of w (MR * JR <= L::kPartialsBudget accumulators): out[i, j]
-  // for the tile. (No lambda for the loop body: GCC then keeps acc in memory.)
-  template <int MR, int JR>
-  static void tile(const float* a, int64_t lda, const float* w, int64_t k, float* out, int64_t ldo) {
-    static_assert(MR * JR <= L::kPartialsBudget);
-    P acc[MR][JR];
-    for (auto& row : acc)
-      for (P& v : row) v = L::pzero();
-    int64_t i = 0;
-    for (; i + 16 <= k; i += 16) {
-      P av[MR];
-      for (int r = 0; r < MR; ++r) av[r] = L::pload(a + r * lda + i);
-      for (int j = 0; j < JR; ++j) {
-        const P wv = L::pload(w + j * k + i);
-        for (int r = 0; r < MR; ++r) acc[r][j] = L::padd_mul(acc[r][j], av[r], wv);
-      }
-    }
-    if (i < k) {
-      // Lanes past k add 0 * 0 = +0 to a partial, which never changes it (a partial sum
-      // that starts at +0 is never -0 under rounding to nearest).
-      P av[MR];
-      for (int r = 0; r < MR; ++r) av[r] = L::pload_n(a + r * lda + i, k - i);
-      for (int j = 0; j < JR; ++j) {
-        const P wv = L::pload_n(w + j * k + i, k - i);
-        for (int r = 0; r < MR; ++r) acc[r][j] = L::padd_mul(acc[r][j], av[r], wv);
-      }
-    }
-    if constexpr (MR * JR == 1) {
-      out[0] = L::reduce_one(acc[0][0]);
-    } else {
-      // kReduceGroup accumulators per reduction; a last group of fewer is padded with zeros.
-      constexpr int kGroup = L::kReduceGroup, kGroups = (MR * JR + kGroup - 1) / kGroup;
-      alignas(64) float s[kGroups * kGroup];
-      for (int g = 0; g < kGroups; ++g) {
-        P v[kGroup];
-        for (int n = 0; n < kGroup; ++n) {
-          const int e = g * kGroup + n;
-          v[n] = e < MR * JR ? acc[e / JR][e % JR] : L::pzero();
+  static constexpr int kPanelVectors = kPanel / N;
+
+  // out[r * ldo + c] for the MR rows of a and NV vectors of columns of the packed weights,
+  // of which the first `cols` are stored: vector v at w + (v / kPanelVectors) panel_stride
+  // + (v % kPanelVectors) N in each k-row. Each output's chains are one register's lane;
+  // the chains' sums go to `sum` (L1) at the end of each block of kFmaChain k. With
+  // Prefetch, the same vectors of `pf` (another tile's weights) are prefetched into L2.
+  template <int MR, int NV, bool Prefetch>
+  static void tile(const float* a, int64_t lda, const float* w, int64_t panel_stride, int64_t k, int64_t cols,
+                   float* out, int64_t ldo, const float* pf) {
+    const auto at = [&](const float* base, int v) {
+      return base + v / kPanelVectors * panel_stride + v % kPanelVectors * N;
+    };
+    alignas(64) float sum[MR][NV * N];
+    for (auto& row : sum)  // the sum of no chains, k = 0
+      for (int v = 0; v < NV; ++v) L::fstore(row + v * N, L::fzero());
+    for (int64_t kb = 0; kb < k; kb += kFmaChain) {
+      const int64_t ke = std::min(k, kb + kFmaChain);
+      F acc[MR][NV];
+      for (auto& row : acc)
+        for (F& v : row) v = L::fzero();
+      for (int64_t i = kb; i < ke; ++i) {
+        F wv[NV];
+        for (int v = 0; v < NV; ++v) wv[v] = L::fload(at(w, v) + i * kPanel);
+        if constexpr (Prefetch)
+          for (int v = 0; v < NV; ++v) L::prefetch_l2(at(pf, v) + i * kPanel);
+        for (int r = 0; r < MR; ++r) {
+          const F av = L::fsplat(a[r * lda + i]);
+          for (int v = 0; v < NV; ++v) acc[r][v] = L::ffma(av, wv[v], acc[r][v]);
         }
-        L::reduce_group(v, s + g * kGroup);
       }
       for (int r = 0; r < MR; ++r)
-        for (int j = 0; j < JR; ++j) out[r * ldo + j] = s[r * JR + j];
+        for (int v = 0; v < NV; ++v)
+          L::fstore(sum[r] + v * N, kb == 0 ? acc[r][v] : L::fadd(L::fload(sum[r] + v * N), acc[r][v]));
+    }
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < NV && v * N < cols; ++v)
+        L::fstore_n(out + r * ldo + v * N, cols - v * N, L::fload(sum[r] + v * N));
+  }
+
+  // Rows [0, m) of a over one tile's columns by tiles of MR rows, the last one smaller.
+  template <int MR, int NV, bool Prefetch>
+  static void column_tile(const float* a, int64_t lda, int64_t m, const float* w, int64_t panel_stride, int64_t k,
+                          int64_t cols, float* out, int64_t ldo, const float* pf) {
+    int64_t i = 0;
+    for (; i + MR <= m; i += MR)
+      tile<MR, NV, Prefetch>(a + i * lda, lda, w, panel_stride, k, cols, out + i * ldo, ldo, pf);
+    if constexpr (MR > 1)
+      if (i < m)
+        column_tile<MR - 1, NV, Prefetch>(a + i * lda, lda, m - i, w, panel_stride, k, cols, out + i * ldo, ldo, pf);
+  }
+
+  static void matmul(const float* a, int64_t lda, int64_t m, const float* packed, int64_t n, int64_t k, float* out,
+                     int64_t ldo) {
+    const int64_t padded = (n + kPanel - 1) / kPanel * kPanel, stride = k * kPanel;
+    // Where column c's vector lies in the k-row 0 of its panel.
+    const auto column = [&](int64_t c) { return packed + c / kPanel * stride + c % kPanel; };
+    int64_t col = 0;
+    // The one-row tile streams each weight once, at what L2 or L3 deliver; a prefetch
+    // would only take load slots.
+    if (m == 1)
+      for (; col + kRowVectors * N <= padded; col += kRowVectors * N)
+        tile<1, kRowVectors, false>(a, lda, column(col), stride, k, std::min<int64_t>(n - col, kRowVectors * N),
+                                    out + col, ldo, nullptr);
+    // Columns outer, rows inner: a tile's weights come from L3 for its first row tile and
+    // from L1 or L2 for the others. Each tile prefetches the next column's weights into L2,
+    // so that their stream from L3 runs beside the arithmetic instead of before it.
+    for (; col < n; col += kTileVectors * N) {
+      const int64_t cols = std::min<int64_t>(n - col, kTileVectors * N);
+      if (m > 1 && col + 2 * kTileVectors * N <= padded)
+        column_tile<kTileRows, kTileVectors, true>(a, lda, m, column(col), stride, k, cols, out + col, ldo,
+                                                  column(col + kTileVectors * N));
+      else
+        column_tile<kTileRows, kTileVectors, false>(a, lda, m, column(col), stride, k, cols, out + col, ldo, nullptr);
     }
   }
 
-  struct Tiles {
-    // Four rows of a per tile where the registers hold 16 accumulators and more, else two.
-    static constexpr int kMainRows = L::kPartialsBudget >= 16 ? 4 : 2;
-    template <int MR, int JR>
-    static void run(const float* a, int64_t lda, const float* w, int64_t k, float* out, int64_t ldo) {
-      tile<MR, JR>(a, lda, w, k, out, ldo);
+  // The packed layout, kLanes rows by kLanes k at a time: their row chunks loaded (zeros past
+  // row n and past k), transposed in registers, and stored as kLanes k-rows of the panel
+  // (one cache line each with AVX-512, half of one with AVX2). A panel's k-rows are written
+  // in order, each whole before the next: 1.3-1.6x faster than a group of rows at a time
+  // where rows lie 4 KiB apart (H = 1024).
+  static void pack(const float* w, int64_t n, int64_t k, float* packed) {
+    for (int64_t p0 = 0; p0 < n; p0 += kPanel) {
+      float* panel = packed + p0 / kPanel * k * kPanel;
+      for (int64_t i = 0; i < k; i += N) {
+        const int64_t ks = std::min<int64_t>(N, k - i);
+        for (int64_t g = 0; g < kPanel; g += N) {
+          const int64_t rows = std::clamp<int64_t>(n - p0 - g, 0, N);
+          F v[N];
+          for (int r = 0; r < N; ++r) v[r] = r < rows ? L::fload_n(w + (p0 + g + r) * k + i, ks) : L::fzero();
+          L::ftranspose(v);
+          for (int c = 0; c < ks; ++c) L::fstore(panel + (i + c) * kPanel + g, v[c]);
+        }
+      }
     }
-    // Weight rows per tile for MR rows of a: the whole budget; a single row of a (the
-    // recurrent product at batch 1) reads at most eight weight rows at a time, as many
-    // memory streams as keep the loads flowing from L3 and DRAM (AVX-512: 1.4x faster than
-    // sixteen at H = 1024, the same at H = 256).
-    static constexpr int wide_jr(int mr) {
-      return mr == 1 ? (L::kPartialsBudget < 8 ? L::kPartialsBudget : 8) : L::kPartialsBudget / mr;
-    }
-  };
-
-  static void matmul_nt(const float* a, int64_t lda, int64_t m, const float* w, int64_t n, int64_t k, float* out,
-                        int64_t ldo) {
-    matmul_nt_blocked<Tiles>(a, lda, m, w, n, k, out, ldo);
   }
 
   // unit_update's operations (gru/float/math.h) on L's float lanes.
@@ -93,6 +138,7 @@ struct FloatGruLanes {
     static V add(V a, V b) { return L::fadd(a, b); }
     static V sub(V a, V b) { return L::fsub(a, b); }
     static V mul(V a, V b) { return L::fmul(a, b); }
+    static V fma(V a, V b, V c) { return L::ffma(a, b, c); }
     static V div(V a, V b) { return L::fdiv(a, b); }
     static V neg(V a) { return L::from_bits(L::bit_xor(L::bits(a), L::splat(INT32_MIN))); }
     static V abs(V a) { return L::from_bits(L::bit_and(L::bits(a), L::splat(INT32_MAX))); }

@@ -1,28 +1,48 @@
 // The float GRU's reference kernels: the definitions of gru/float/kernels.h, one float at a
-// time. Every vector family must give these bits.
+// time. Every vector family must give these bits. std::fma is IEEE's fusedMultiplyAdd (one
+// rounding, exact otherwise, in hardware or in libm's software), so the reference needs no
+// FMA instruction to define what the vector FMAs compute.
+#include <algorithm>
+#include <cmath>
+
 #include "gru/float/kernels.h"
 #include "gru/float/math.h"
 
 namespace fixq::gru_float {
 
-float dot16(const float* w, const float* x, int64_t k) {
-  float p[16] = {};
-  int64_t i = 0;
-  for (; i + 16 <= k; i += 16)
-    for (int l = 0; l < 16; ++l) p[l] = p[l] + w[i + l] * x[i + l];
-  for (int l = 0; i + l < k; ++l) p[l] = p[l] + w[i + l] * x[i + l];
-  for (int half = 8; half >= 1; half /= 2)
-    for (int l = 0; l < half; ++l) p[l] = p[l] + p[l + half];
-  return p[0];
+namespace {
+
+// dot_fma_chains of x with w[0], w[stride], w[2 stride], ...
+float strided_dot(const float* w, int64_t stride, const float* x, int64_t k) {
+  float s = 0.0f;
+  for (int64_t b = 0; b < k; b += kFmaChain) {
+    float c = 0.0f;
+    for (int64_t i = b; i < std::min(k, b + kFmaChain); ++i) c = std::fma(w[i * stride], x[i], c);
+    s = b == 0 ? c : s + c;
+  }
+  return s;
 }
+
+}  // namespace
+
+float dot_fma_chains(const float* w, const float* x, int64_t k) { return strided_dot(w, 1, x, k); }
 
 namespace scalar {
 namespace {
 
-void matmul_nt(const float* a, int64_t lda, int64_t m, const float* w, int64_t n, int64_t k, float* out,
-               int64_t ldo) {
+void pack(const float* w, int64_t n, int64_t k, float* packed) {
+  for (int64_t p = 0; p * kPanel < n; ++p)
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t c = 0; c < kPanel; ++c) {
+        const int64_t row = p * kPanel + c;
+        packed[(p * k + i) * kPanel + c] = row < n ? w[row * k + i] : 0.0f;
+      }
+}
+
+void matmul(const float* a, int64_t lda, int64_t m, const float* packed, int64_t n, int64_t k, float* out,
+            int64_t ldo) {
   for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) out[i * ldo + j] = dot16(w + j * k, a + i * lda, k);
+    for (int64_t j = 0; j < n; ++j) out[i * ldo + j] = strided_dot(packed + (j / kPanel) * k * kPanel + j % kPanel, kPanel, a + i * lda, k);
 }
 
 void gates(const GateArgs& g) {
@@ -41,7 +61,7 @@ void gates(const GateArgs& g) {
 
 }  // namespace
 
-FIXQ_KERNEL_TABLE(FloatKernels, kFloat, Isa::Scalar){"scalar", matmul_nt, gates};
+FIXQ_KERNEL_TABLE(FloatKernels, kFloat, Isa::Scalar){"scalar", matmul, pack, gates};
 
 }  // namespace scalar
 }  // namespace fixq::gru_float

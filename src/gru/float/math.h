@@ -1,24 +1,30 @@
 // Private: the float GRU's elementwise arithmetic, written once for every instruction set.
 //
 // Each function is a template over an operations type O (O::V a float or a vector of
-// floats, with add, sub, mul, div, min, max, compare-select and a few bit operations); the
-// scalar reference instantiates it with ScalarOps below, each kernel family with its own
-// vector operations (gru/float/kernels_<family>.cpp). Every step is one IEEE-754 single
-// operation rounded to nearest, the same sequence on every path, so every path gives the
-// same bits: no fused multiply-add anywhere (the library is built with -ffp-contract=off
-// and clang is told so below), no reciprocal estimates, no libm.
+// floats, with add, sub, mul, fused multiply-add, div, min, max, compare-select and a few
+// bit operations); the scalar reference instantiates it with ScalarOps below, each kernel
+// family with its own vector operations (gru/float/kernels_lanes.h). Every step is one
+// IEEE-754 single operation rounded to nearest, the same sequence on every path, so every
+// path gives the same bits: each multiply-add written as o.fma is fused (one rounding:
+// std::fma in the reference, vfmadd in the vector families), every other product and sum is
+// rounded on its own (the library is built with -ffp-contract=off, and clang is told so
+// below, so that no compiler fuses one path and not another), no reciprocal estimates, no
+// libm.
 //
 // exp, sigmoid and tanh are fixq's own, not libm's: libm differs between versions and
 // picks CPU-specific variants at load time (glibc's expf has an FMA one), and calibration
 // must give the same bytes everywhere. Accuracy against the exact functions, the largest
 // error over every float where the result is a normal float (measured once against
-// double; tests/gru/float_math_test.cpp checks the bounds on every 997th float):
-//   exp_f32      0.98 ulp  (bound 1),
-//   sigmoid_f32  2.48 ulp  (bound 2.5; the error of 1 + exp(-v) and of the division add),
-//   tanh_f32     1.33 ulp  (bound 2).
+// double, with the fused multiply-adds; tests/gru/float_math_test.cpp checks the bounds on
+// every 997th float):
+//   exp_f32      1.009 ulp at -27.379 (bound 1 on the test's floats; the unfused form
+//                had 0.98 everywhere),
+//   sigmoid_f32  2.481 ulp  (bound 2.5; the error of 1 + exp(-v) and of the division add),
+//   tanh_f32     1.332 ulp  (bound 2).
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 #if defined(__FAST_MATH__)
@@ -51,7 +57,8 @@ inline constexpr float kRoundMagic = 12582912.0f;
 inline constexpr float kExpClamp = 150.0f;
 
 // exp(x) for every float x: 0 for very negative x, +inf above ln(FLT_MAX), NaN for NaN.
-// x = n ln 2 + r with n = round(x / ln 2); exp(x) = 2^n exp(r), with 2^n applied as two
+// x = n ln 2 + r with n = round(x log2(e)) (the product unrounded, in the fused add of the
+// rounding constant); exp(x) = 2^n exp(r), with 2^n applied as two
 // normal powers of two 2^n1 * 2^n2 (n1 = floor(n / 2)) so that results in the subnormal
 // range and the overflow to infinity are rounded once, as a correctly rounded exp would.
 template <class O>
@@ -59,11 +66,12 @@ typename O::V exp_f32(const O& o, typename O::V x) {
   using V = typename O::V;
   // max / min return their second operand for NaN (x86 semantics), so xc is always finite.
   const V xc = o.min(o.max(x, o.splat(-kExpClamp)), o.splat(kExpClamp));
-  const V n = o.sub(o.add(o.mul(xc, o.splat(kLog2e)), o.splat(kRoundMagic)), o.splat(kRoundMagic));
-  const V r = o.sub(o.sub(xc, o.mul(n, o.splat(kLn2Hi))), o.mul(n, o.splat(kLn2Lo)));
+  const V n = o.sub(o.fma(xc, o.splat(kLog2e), o.splat(kRoundMagic)), o.splat(kRoundMagic));
+  // xc - n kLn2Hi is exact; the fused step subtracts n kLn2Lo unrounded.
+  const V r = o.fma(n, o.splat(-kLn2Lo), o.fma(n, o.splat(-kLn2Hi), xc));
   V p = o.splat(kExpP[4]);
-  for (int i = 3; i >= 0; --i) p = o.add(o.mul(p, r), o.splat(kExpP[i]));
-  p = o.add(o.splat(1.0f), o.add(r, o.mul(o.mul(r, r), p)));
+  for (int i = 3; i >= 0; --i) p = o.fma(p, r, o.splat(kExpP[i]));
+  p = o.add(o.splat(1.0f), o.fma(o.mul(r, r), p, r));
   const V e = o.mul(o.mul(p, o.pow2_half_floor(n)), o.pow2_half_ceil(n));
   return o.select(o.is_nan(x), x, e);
 }
@@ -80,14 +88,16 @@ typename O::V tanh_f32(const O& o, typename O::V x) {
   using V = typename O::V;
   const V a = o.abs(x), z = o.mul(a, a);
   V q = o.splat(kTanhQ[4]);
-  for (int i = 3; i >= 0; --i) q = o.add(o.mul(q, z), o.splat(kTanhQ[i]));
-  const V near = o.add(a, o.mul(a, o.mul(z, q)));
+  for (int i = 3; i >= 0; --i) q = o.fma(q, z, o.splat(kTanhQ[i]));
+  const V near = o.fma(a, o.mul(z, q), a);
   const V far = o.sub(o.splat(1.0f), o.div(o.splat(2.0f), o.add(exp_f32(o, o.add(a, a)), o.splat(1.0f))));
   return o.copy_sign(o.select(o.less(a, o.splat(kTanhPolyLimit)), near, far), x);
 }
 
 // The values of one GRU unit at one step (fixq/gru.h), each rounded as written there,
-// sums left to right.
+// sums left to right. Two are multiply-adds and fused: g_pre = fma(r, rh_add_br, wx_g) +
+// bx_g and h = fma(z, h, new_contrib); r_rh and old_contrib, their products, are still
+// rounded on their own for the tap (the integer GRU's operators, calibrated on them).
 template <class O>
 struct UnitValues {
   using V = typename O::V;
@@ -108,11 +118,11 @@ UnitValues<O> unit_update(const O& o, typename O::V wx_z, typename O::V wx_r, ty
   // The reset gate scales only the recurrent part of the candidate (Haste, cuDNN, torch).
   u.rh_add_br = o.add(rh_g, br_g);
   u.r_rh = o.mul(u.r, u.rh_add_br);
-  u.g_pre = o.add(o.add(wx_g, u.r_rh), bx_g);
+  u.g_pre = o.add(o.fma(u.r, u.rh_add_br, wx_g), bx_g);
   u.g = tanh_f32(o, u.g_pre);
   u.old_contrib = o.mul(u.z, h);
   u.new_contrib = o.mul(o.sub(o.splat(1.0f), u.z), u.g);
-  u.h = o.add(u.old_contrib, u.new_contrib);
+  u.h = o.fma(u.z, h, u.new_contrib);
   return u;
 }
 
@@ -123,6 +133,7 @@ struct ScalarOps {
   static V add(V a, V b) { return a + b; }
   static V sub(V a, V b) { return a - b; }
   static V mul(V a, V b) { return a * b; }
+  static V fma(V a, V b, V c) { return std::fma(a, b, c); }  // a * b + c, rounded once
   static V div(V a, V b) { return a / b; }
   static V neg(V a) { return std::bit_cast<float>(std::bit_cast<uint32_t>(a) ^ 0x80000000u); }
   static V abs(V a) { return std::bit_cast<float>(std::bit_cast<uint32_t>(a) & 0x7FFFFFFFu); }

@@ -9,12 +9,13 @@ FIXQ_KERNEL_REGISTRY(FloatKernels, "gru float", {Isa::Avx512, &avx512::kFloat}, 
 
 ActiveKernels active_kernels() {
   const auto& r = registry();
-  return {r.pick([](const FloatKernels& k) { return k.matmul_nt; }).kernel,
+  return {r.pick([](const FloatKernels& k) { return k.matmul; }).kernel,
+          r.pick([](const FloatKernels& k) { return k.pack; }).kernel,
           r.pick([](const FloatKernels& k) { return k.gates; }).kernel};
 }
 
 std::vector<KernelChoice> report_kernels() {
-  return {cpu_detail::choice("gru float", registry(), [](const FloatKernels& k) { return k.matmul_nt; })};
+  return {cpu_detail::choice("gru float", registry(), [](const FloatKernels& k) { return k.matmul; })};
 }
 
 }  // namespace fixq::gru_float

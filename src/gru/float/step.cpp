@@ -8,7 +8,7 @@ namespace fixq::gru_float {
 void input_projection(const GruCell& cell, const float* w, const ActiveKernels& k, int64_t rows, const float* x,
                       float* wx) {
   const int64_t C = cell.input_size, H3 = 3 * cell.hidden_size;
-  k.matmul_nt(x, C, rows, w, H3, C, wx, H3);
+  k.matmul(x, C, rows, w, H3, C, wx, H3);
 }
 
 void recurrent_step(const GruCell& cell, const float* r, const ActiveKernels& k, int64_t rows, const float* x,
@@ -19,7 +19,7 @@ void recurrent_step(const GruCell& cell, const float* r, const ActiveKernels& k,
     site.tap->on_value(site.layer, site.direction, site.t, op, values, Shape{rows, width});
   };
   s.rh.resize(static_cast<std::size_t>(rows * H3));
-  k.matmul_nt(h, H, rows, r, H3, H, s.rh.data(), H3);
+  k.matmul(h, H, rows, r, H3, H, s.rh.data(), H3);
   if (tapped) {
     report(GruOp::X, x, C);
     report(GruOp::Wx, wx, H3);

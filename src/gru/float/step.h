@@ -26,16 +26,15 @@ struct StepScratch {
   std::array<std::vector<float>, kGateIntermediates> all;  // [rows, H] each, only with a tap
 };
 
-// Wx = W x for `rows` rows of x (row stride C): wx [rows, 3H]. w: cell.W's values, there
-// or in an aligned copy (gru/float/weights.h).
+// Wx = W x for `rows` rows of x (row stride C): wx [rows, 3H]. w: cell.W packed
+// (gru/float/weights.h).
 void input_projection(const GruCell& cell, const float* w, const ActiveKernels& k, int64_t rows, const float* x,
                       float* wx);
 
 // Advances `rows` independent rows by one step of `cell`: reads their input x [rows, C]
 // (only for the tap), its projection wx [rows, 3H] and h [rows, H] (h_{t-1}), then
 // overwrites h with h_t. Reports every operator to site.tap in the order fixq/gru.h lists.
-// r: cell.R's values, there or in an aligned copy. The caller has validated the cell and
-// the values.
+// r: cell.R packed. The caller has validated the cell and the values.
 void recurrent_step(const GruCell& cell, const float* r, const ActiveKernels& k, int64_t rows, const float* x,
                     const float* wx, float* h, StepScratch& s, const TapSite& site);
 

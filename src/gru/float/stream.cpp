@@ -5,8 +5,16 @@
 #include "fixq/gru.h"
 #include "gru/float/inputs.h"
 #include "gru/float/step.h"
+#include "gru/float/weights.h"
 
 namespace fixq {
+
+// Packed once per stream: at one frame per call, packing W and R on every step would cost
+// more than the step itself.
+struct GruStream::Packed {
+  gru_float::ActiveKernels kernels;
+  std::vector<cpu::AlignedVector<float>> w, r;  // per layer
+};
 
 GruStream::GruStream(const GruModel& model, int64_t batch, const float* h0) : model_(&model), batch_(batch) {
   model.validate();
@@ -20,6 +28,18 @@ GruStream::GruStream(const GruModel& model, int64_t batch, const float* h0) : mo
   } else {
     h_.assign(static_cast<std::size_t>(numel(state_shape)), 0.0f);
   }
+  auto packed = std::make_shared<Packed>();
+  packed->kernels = gru_float::active_kernels();
+  const auto layers = static_cast<std::size_t>(model.num_layers);
+  packed->w.resize(layers);
+  packed->r.resize(layers);
+  for (std::size_t l = 0; l < layers; ++l) {
+    const GruCell& cell = model.cell(static_cast<int>(l), 0);
+    const int64_t H3 = 3 * cell.hidden_size;
+    gru_float::pack_weights(packed->kernels.pack, cell.W, H3, cell.input_size, packed->w[l]);
+    gru_float::pack_weights(packed->kernels.pack, cell.R, H3, cell.hidden_size, packed->r[l]);
+  }
+  packed_ = std::move(packed);
 }
 
 std::vector<float> GruStream::step(const float* x) {
@@ -27,7 +47,7 @@ std::vector<float> GruStream::step(const float* x) {
   if (!x) fail("GruStream::step: x is null");
   gru_float::require_finite("GruStream::step", "x", x, Shape{batch_, m.input_size});
   const int64_t H = m.hidden_size;
-  const gru_float::ActiveKernels kernels = gru_float::active_kernels();
+  const gru_float::ActiveKernels& kernels = packed_->kernels;
   std::vector<float> wx(static_cast<std::size_t>(batch_ * 3 * H));
   gru_float::StepScratch scratch;
   // Each layer's new state is the next layer's input, as gru_forward's layer outputs are.
@@ -35,8 +55,9 @@ std::vector<float> GruStream::step(const float* x) {
   for (int layer = 0; layer < m.num_layers; ++layer) {
     const GruCell& cell = m.cell(layer, 0);
     float* h = h_.data() + layer * batch_ * H;
-    gru_float::input_projection(cell, cell.W.data(), kernels, batch_, in, wx.data());
-    gru_float::recurrent_step(cell, cell.R.data(), kernels, batch_, in, wx.data(), h, scratch, {});
+    const auto l = static_cast<std::size_t>(layer);
+    gru_float::input_projection(cell, packed_->w[l].data(), kernels, batch_, in, wx.data());
+    gru_float::recurrent_step(cell, packed_->r[l].data(), kernels, batch_, in, wx.data(), h, scratch, {});
     in = h;
   }
   return std::vector<float>(in, in + batch_ * H);

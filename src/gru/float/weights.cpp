@@ -1,18 +1,16 @@
 #include "gru/float/weights.h"
 
-#include <algorithm>
 #include <cstddef>
-#include <cstdint>
 #include <deque>
 
-#include "cpu/aligned_vector.h"
 #include "cpu/thread_address.h"
+#include "fixq/error.h"
 
 namespace fixq::gru_float {
 
 namespace {
 
-// The thread's copies, used as a stack: views are made and destroyed in nested scopes.
+// The thread's packed copies, used as a stack: views are made and destroyed in nested scopes.
 struct Pool {
   std::deque<cpu::AlignedVector<float>> buffers;  // a deque: growing it moves no buffer
   std::size_t depth = 0;
@@ -21,19 +19,21 @@ thread_local Pool pool_of_thread;
 
 }  // namespace
 
-AlignedWeights::AlignedWeights(std::span<const float> v, int64_t rows) : data_(v.data()) {
-  if (rows < kMinRows || reinterpret_cast<std::uintptr_t>(v.data()) % 64 == 0) return;
-  Pool& pool = cpu::thread_address(pool_of_thread);
-  if (pool.depth == pool.buffers.size()) pool.buffers.emplace_back();
-  cpu::AlignedVector<float>& buf = pool.buffers[pool.depth++];
-  buf.resize(v.size());  // capacity is kept: no new pages after the first call of this size
-  std::copy(v.begin(), v.end(), buf.begin());
-  data_ = buf.data();
-  copied_ = true;
+void pack_weights(PackFn pack, std::span<const float> w, int64_t n, int64_t k, cpu::AlignedVector<float>& into) {
+  if (static_cast<int64_t>(w.size()) != n * k) fail("float GRU: ", w.size(), " weights for a [", n, ", ", k, "] matrix");
+  into.resize(static_cast<std::size_t>(packed_size(n, k)));  // capacity is kept: no new pages after the first call
+  pack(w.data(), n, k, into.data());
 }
 
-AlignedWeights::~AlignedWeights() {
-  if (copied_) --cpu::thread_address(pool_of_thread).depth;
+PackedWeights::PackedWeights(PackFn pack, std::span<const float> w, int64_t n, int64_t k) {
+  Pool& pool = cpu::thread_address(pool_of_thread);
+  if (pool.depth == pool.buffers.size()) pool.buffers.emplace_back();
+  cpu::AlignedVector<float>& buf = pool.buffers[pool.depth];
+  pack_weights(pack, w, n, k, buf);
+  ++pool.depth;  // only once nothing can throw: the destructor gives it back
+  data_ = buf.data();
 }
+
+PackedWeights::~PackedWeights() { --cpu::thread_address(pool_of_thread).depth; }
 
 }  // namespace fixq::gru_float

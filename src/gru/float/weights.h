@@ -1,34 +1,34 @@
-// Private: the float GRU's weights on 64-byte boundaries for the length of one call.
+// Private: the float GRU's weights in its kernels' packed layout (gru/float/kernels.h).
 //
-// Why: GruCell holds W and R in std::vector, whose large blocks start 16 bytes past a cache
-// line (glibc), so every 64-byte load of a weight row straddles two lines. With aligned
-// copies gru_forward ran 15% faster at H = 256, batch 1 (19.4 -> 16.5 us/step), and 5% at
-// batch 16 (Intel Xeon, AVX-512 tiles, old and new alternated).
+// gru_forward packs W and R once per call (PackedWeights) into storage kept per thread
+// between calls, since fresh pages would cost their faults on every call; the views nest
+// (a tap that runs gru_forward gets storage of its own). Packing reads the weights once,
+// about what one step of a product with them costs, and the packed panels are what let the
+// kernels keep whole tiles of outputs in registers. GruStream packs them once, when it is
+// made (pack_weights into storage of its own).
 #pragma once
 
 #include <cstdint>
 #include <span>
 
+#include "cpu/aligned_vector.h"
+#include "gru/float/kernels.h"
+
 namespace fixq::gru_float {
 
-// A call's view of v: v itself where it already starts on a cache line or the copy would
-// not repay itself, else an aligned copy. A copy reads v once, about what one row of a
-// product with it costs, and saves a tenth or more of each row's time: it is made for at
-// least kMinRows rows. The copies' storage is kept per thread between calls, since fresh
-// pages would cost their faults on every call; the views nest (a tap that runs
-// gru_forward gets storage of its own).
-class AlignedWeights {
+// into = w [n, k] row-major in the packed layout, by `pack` (its capacity is reused).
+void pack_weights(PackFn pack, std::span<const float> w, int64_t n, int64_t k, cpu::AlignedVector<float>& into);
+
+class PackedWeights {
  public:
-  static constexpr int64_t kMinRows = 16;
-  AlignedWeights(std::span<const float> v, int64_t rows);
-  ~AlignedWeights();
-  AlignedWeights(const AlignedWeights&) = delete;
-  AlignedWeights& operator=(const AlignedWeights&) = delete;
+  PackedWeights(PackFn pack, std::span<const float> w, int64_t n, int64_t k);
+  ~PackedWeights();
+  PackedWeights(const PackedWeights&) = delete;
+  PackedWeights& operator=(const PackedWeights&) = delete;
   const float* data() const { return data_; }
 
  private:
   const float* data_;
-  bool copied_ = false;
 };
 
 }  // namespace fixq::gru_float
