@@ -26,6 +26,7 @@ struct Options {
   std::string input, lengths;
   bool batch_first = false;
   int64_t calib_batch = 16;
+  int threads = 1;  // gru run: GruRunOptions::threads
   // Post-training steps (fixq/gru_ptq.h) and mixed precision.
   std::string rounding = "gptq", config_out;
   bool no_bias_correction = false, auto_bits = false;
@@ -185,6 +186,7 @@ void run_cmd(const Options& o) {
   if (!o.lengths.empty()) lengths = load_npy_i64(o.lengths);
   GruRunOptions opt;
   opt.lengths = lengths;
+  opt.threads = o.threads;
   GruOutput out;
   if (is_quantized(o.model)) {
     require(o.prefix.empty(), "--prefix picks a GRU inside a float model file; ", o.model, " is a quantized model");
@@ -317,9 +319,15 @@ void register_gru(CLI::App& app) {
   rc->add_option("--input", r->input, "sequences .npy [T, B, C]")->required()->check(CLI::ExistingFile);
   rc->add_option("--lengths", r->lengths, "int64 .npy [B] of real steps per sequence")->check(CLI::ExistingFile);
   rc->add_flag("--batch-first", r->batch_first, "sequences are [B, T, C]");
+  rc->add_option("--threads", r->threads,
+                 "threads: from a batch of 16, the batch is split over them, with the same outputs (0: every "
+                 "hardware thread, or FIXQ_NUM_THREADS)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, kGruMaxThreads));
   rc->add_option("-o,--output", r->out, "outputs .npy [T, B, D*H]")->required();
   rc->footer("Example (gru.fixq and ref/x.npy as made in `fixq gru quantize --help`):\n"
-             "  build/bin/fixq gru run --model gru.fixq --input ref/x.npy -o y.npy");
+             "  build/bin/fixq gru run --model gru.fixq --input ref/x.npy -o y.npy\n"
+             "  build/bin/fixq gru run --model gru.fixq --input ref/x.npy --threads 2 -o y.npy");
   rc->callback([r] { run_cmd(*r); });
 
   auto e = std::make_shared<Options>();
