@@ -43,9 +43,10 @@ runtime_packages=(build-essential cmake ninja-build libcli11-dev nlohmann-json3-
 #                                      `fixq gru export-c`'s C run bit-exact on 32-bit ARM under qemu, and built for a Cortex-M4
 #   libdnnl-dev libopenblas-dev        the peers benchmarks measure fixq against (oneDNN, sgemm);
 #                                      optional when building (FIXQ_ONEDNN, FIXQ_OPENBLAS)
+#   espeak-ng                          the speech of data/speech, regenerated bit for bit by a test (tools/train_speech.py)
 dev_packages=(libgtest-dev libbenchmark-dev python3-torch python3-pytest chromium pkgconf libsimde-dev
               python3-onnx nodejs gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user gcc-arm-none-eabi
-              libnewlib-arm-none-eabi libdnnl-dev libopenblas-dev)
+              libnewlib-arm-none-eabi libdnnl-dev libopenblas-dev espeak-ng)
 # A nodejs that bundles npm (NodeSource's) conflicts with Debian's npm package: ask for it only when missing.
 command -v npm >/dev/null || dev_packages+=(npm)
 

@@ -7,6 +7,13 @@ with the mse method for every operator (the best single method of `fixq demo`'s 
 "minmax" is the plain calibration for reference. Every row is int8, pow2 and multiplier.
 
 Models:
+  * the embedded speech-enhancement model (--speech DIR, e.g. data/speech): calibrated on its
+    calib.features, scored on its held-out mixtures by the segmental SNR improvement in dB
+    (tools/speech_task.py, as `fixq demo`);
+  * your own GRU (--model FILE --calib X.npy --heldout X.npy): a file GruModel.load reads
+    (fixq's model file, a safetensors state_dict, ONNX), calibration and held-out sequences
+    [T, B, C]; scored by the output's cosine and SQNR only, since the tool cannot know your
+    task: run your own metric on the outputs of the rows that matter (--save-outputs DIR);
   * char-LMs (--data DIR, repeatable; default the embedded data/charlm): calibrated on the
     folder's calib_ids.npy cut into 8 sequences, as `fixq demo`; scored on its held-out text
     (heldout_ids.npy, at most --max-heldout characters) in bits per character, with the
@@ -16,7 +23,9 @@ Models:
     8 sequences of 100 steps, scored on 8 others by the output's cosine and SQNR.
 
 Prints one markdown table per model.
-Usage: PYTHONPATH=build/python /usr/bin/python3 tools/ptq_ablation.py [--data DIR] [--random 32,64,1 ...]
+Rows: each step alone, then all together ("all (PTQ+)", the defaults), pow2 and multiplier.
+Usage: PYTHONPATH=build/python /usr/bin/python3 tools/ptq_ablation.py [--data DIR] [--speech DIR]
+           [--random 32,64,1 ...] [--model gru.safetensors --calib c.npy --heldout h.npy]
 """
 import argparse
 import math
@@ -69,7 +78,7 @@ def charlm(data, max_heldout):
 
     title = f"char-LM {os.path.basename(os.path.normpath(data))}: {layers} layer(s), H = {model.hidden_size}, " \
             f"{len(held)} held-out characters"
-    return title, model, xc, xh, bpc
+    return title, model, xc, xh, Metric("bpc", bpc, "%")
 
 
 def random_gru(spec):
@@ -86,14 +95,45 @@ def random_gru(spec):
     return f"random GRU C = {C}, H = {H}, {L} layer(s) (torch init x 3)", fixq.GruModel.from_torch(gru), xc, xh, None
 
 
-def table(title, model, xc, xh, bpc):
+def speech(data):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import speech_task
+    m = speech_task.SpeechModel(data)
+    gru = torch.nn.GRU(m.bands, m.hidden, num_layers=m.layers)
+    gru.load_state_dict({k: torch.from_numpy(v) for k, v in m.gru_tensors.items()})
+    title = f"speech enhancement {os.path.basename(os.path.normpath(data))}: {m.layers} layer(s), H = {m.hidden}, " \
+            f"{m.features.shape[1]} held-out mixtures"
+    return title, fixq.GruModel.from_torch(gru), m.calib, m.features, Metric("SNR+ dB", lambda y: m.scores(y)[0], "dB")
+
+
+def own_model(path, calib, heldout):
+    model = fixq.GruModel.load(path)
+    xc, xh = (np.ascontiguousarray(np.load(p), dtype=np.float32) for p in (calib, heldout))
+    return f"{path}: {model.num_layers} layer(s), H = {model.hidden_size}", model, xc, xh, None
+
+
+class Metric:
+    """A task metric of the GRU output: its name, function, and how to show a difference."""
+
+    def __init__(self, name, fn, unit):
+        self.name, self.fn, self.unit = name, fn, unit
+
+    def __call__(self, y):
+        return self.fn(y)
+
+    def diff(self, v, f):
+        return f"{100 * (v / f - 1):+.2f}%" if self.unit == "%" else f"{v - f:+.4f}"
+
+
+def table(title, model, xc, xh, metric, save=None):
     yf, _ = model.forward(xh)
     print(f"\n{title}\n")
-    head = "| steps | scales | " + ("bpc | vs float | " if bpc else "") + "cosine | SQNR dB | calib cosine | seconds |"
+    head = "| steps | scales | " + (f"{metric.name} | vs float | " if metric else "") + \
+        "cosine | SQNR dB | calib cosine | seconds |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
-    if bpc:
-        print(f"| float | - | {bpc(yf):.4f} | +0.00% | 1.000000 | - | - | - |")
+    if metric:
+        print(f"| float | - | {metric(yf):.4f} | {metric.diff(metric(yf), metric(yf))} | 1.000000 | - | - | - |")
     for scales in ("pow2", "multiplier"):
         for name, method, rounding, bias in ROWS:
             t = time.time()
@@ -106,9 +146,12 @@ def table(title, model, xc, xh, bpc):
             cos = float(a @ b / math.sqrt((a @ a) * (b @ b)))
             sqnr = 10 * math.log10((a @ a) / max(((a - b) ** 2).sum(), 1e-300))
             cells = f"| {name} | {scales} | "
-            if bpc:
-                v = bpc(y)
-                cells += f"{v:.4f} | {100 * (v / bpc(yf) - 1):+.2f}% | "
+            if metric:
+                v = metric(y)
+                cells += f"{v:.4f} | {metric.diff(v, metric(yf))} | "
+            if save:
+                os.makedirs(save, exist_ok=True)
+                np.save(os.path.join(save, f"{name.split()[0].strip('+')}-{scales}.npy"), y)
             print(cells + f"{cos:.6f} | {sqnr:.1f} | {r.calib_cosine:.6f} | {seconds:.1f} |", flush=True)
 
 
@@ -116,12 +159,24 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", action="append", default=None, help="char-LM folder (default data/charlm)")
     ap.add_argument("--random", action="append", default=None, metavar="C,H,L", help="a random-weight GRU")
+    ap.add_argument("--speech", action="append", default=None, metavar="DIR", help="speech model folder (data/speech)")
+    ap.add_argument("--model", help="your own GRU: a model file GruModel.load reads (safetensors, fixq, ONNX)")
+    ap.add_argument("--calib", help="with --model: calibration sequences .npy [T, B, C]")
+    ap.add_argument("--heldout", help="with --model: held-out sequences .npy [T, B, C]")
+    ap.add_argument("--save-outputs", metavar="DIR", help="with --model: each row's held-out output as DIR/<step>-<scales>.npy")
     ap.add_argument("--max-heldout", type=int, default=30000)
     args = ap.parse_args()
+    if args.model and not (args.calib and args.heldout):
+        ap.error("--model needs --calib and --heldout")
     torch.set_num_threads(1)
-    datas = args.data if args.data is not None else ([] if args.random else [os.path.join(ROOT, "data", "charlm")])
+    others = args.random or args.speech or args.model
+    datas = args.data if args.data is not None else ([] if others else [os.path.join(ROOT, "data", "charlm")])
     for d in datas:
         table(*charlm(d, args.max_heldout))
+    for d in args.speech or []:
+        table(*speech(d))
+    if args.model:
+        table(*own_model(args.model, args.calib, args.heldout), save=args.save_outputs)
     for spec in args.random or []:
         table(*random_gru(spec))
 

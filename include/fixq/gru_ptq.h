@@ -19,8 +19,9 @@
 //      applied to all operators, give the least squared error of the GRU's output on the
 //      calibration data; then coordinate descent over the operators, trying for each the
 //      other methods' ranges and the current range widened or narrowed (power-of-two
-//      scales: one exponent either way; multipliers: x0.8, x0.9, x1.125, x1.25), keeps
-//      every change that lowers that output error. Narrowing clips: pre-activations gain
+//      scales: one exponent either way; multipliers: x0.7, x0.8, x0.9, x0.95, x1.05,
+//      x1.125, x1.25, x1.4), keeps every change that lowers that output error, for up to
+//      search_sweeps passes (fewer when a pass changes nothing). Narrowing clips: pre-activations gain
 //      resolution where the tables are steep and lose nothing where they are flat.
 // Steps 1 and 2 change only the float weights the integer ones are rounded from: the
 // result is a GruModel whose W and R lie on their integer grids (QuantizedGru(model,
@@ -59,7 +60,7 @@ struct GruPtqOptions {
   WeightRounding rounding = WeightRounding::Gptq;  // step 1
   bool bias_correction = true;                     // step 2
   double gptq_damp = 0.01;                         // GPTQ damping, times the mean of diag(E[x x^T])
-  int search_sweeps = 2;                           // coordinate-descent passes over the operators
+  int search_sweeps = 3;                           // coordinate-descent passes over the operators (at most)
   // Calibration sequences kept for the output-error searches, in sequence steps (T * B of
   // each batch; batches are kept whole while they fit, later ones only feed statistics).
   int64_t max_search_steps = 1 << 14;

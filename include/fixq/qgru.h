@@ -229,6 +229,9 @@ class QuantizedGruStream {
   QuantizedGruStream(const QuantizedGru& model, int64_t batch, const float* h0 = nullptr);
   // Advances every layer by one frame x [B, C]; returns the top layer's h [B, H].
   std::vector<float> step(const float* x);
+  // The same step, writing the top layer's h [B, H] to h_out: a frame loop then allocates
+  // nothing after its first call.
+  void step(const float* x, float* h_out);
   // The state [L, B, H], dequantized.
   std::vector<float> state() const;
 

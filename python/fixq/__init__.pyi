@@ -313,7 +313,7 @@ class GruAutoBitsResult:
 class GruPtq:
     """Post-training quantization: GPTQ rounding, bias correction, ranges by output error, auto bits."""
     def __init__(self, model: GruModel, method: _PtqMethod = "auto", rounding: Literal["gptq", "nearest"] = "gptq",
-                 bias_correction: bool = True, gptq_damp: float = 0.01, search_sweeps: int = 2,
+                 bias_correction: bool = True, gptq_damp: float = 0.01, search_sweeps: int = 3,
                  max_search_steps: int = 16384, ema_decay: float = 0.9, percentile: float = 99.99,
                  bins: int = 2048) -> None: ...
     def observe(self, x: _Floats, lengths: _Ints | None = None, batch_first: bool = False,

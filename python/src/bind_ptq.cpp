@@ -102,7 +102,7 @@ void bind_ptq(pyb::module_& m) {
                         &model};
            }),
            "model"_a, "method"_a = "auto", "rounding"_a = "gptq", "bias_correction"_a = true, "gptq_damp"_a = 0.01,
-           "search_sweeps"_a = 2, "max_search_steps"_a = 1 << 14, "ema_decay"_a = 0.9, "percentile"_a = 99.99,
+           "search_sweeps"_a = GruPtqOptions{}.search_sweeps, "max_search_steps"_a = 1 << 14, "ema_decay"_a = 0.9, "percentile"_a = 99.99,
            "bins"_a = 2048, pyb::keep_alive<1, 2>())
       .def(
           "observe",

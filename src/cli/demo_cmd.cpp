@@ -9,6 +9,7 @@
 
 #include "cli/charlm.h"
 #include "cli/commands.h"
+#include "cli/demo_speech.h"
 #include "compare/timing.h"
 #include "fixq/cpu.h"
 #include "fixq/kernels.h"
@@ -228,11 +229,18 @@ void run(const std::string& dir) {
 
 void register_demo(CLI::App& app) {
   auto dir = std::make_shared<std::string>(std::string(FIXQ_SOURCE_DIR) + "/data/charlm");
+  auto speech = std::make_shared<std::string>(std::string(FIXQ_SOURCE_DIR) + "/data/speech");
   CLI::App* cmd = app.add_subcommand("demo", "Quantize the embedded real GRU language model and compare it with float");
   cmd->add_option("--data", *dir, "folder of the embedded model (data/charlm)")->capture_default_str();
+  cmd->add_option("--speech-data", *speech, "folder of the embedded speech-enhancement model (data/speech)")
+      ->capture_default_str();
   cmd->footer("Example:\n  build/bin/fixq demo\n(regenerate the model: /usr/bin/python3 tools/train_charlm.py --out data/charlm;\n"
               " its text ids: /usr/bin/python3 tools/charlm_text.py --data data/charlm)");
-  cmd->callback([dir] { run(*dir); });
+  cmd->callback([dir, speech] {
+    const auto speech_part = prepare_speech_demo(*speech);
+    run(*dir);
+    speech_part();
+  });
 }
 
 }  // namespace fixq::cli

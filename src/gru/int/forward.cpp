@@ -314,17 +314,23 @@ QuantizedGruStream::QuantizedGruStream(const QuantizedGru& model, int64_t batch,
 }
 
 std::vector<float> QuantizedGruStream::step(const float* x) {
+  std::vector<float> h(static_cast<size_t>(batch_ * model_->hidden_size()));
+  step(x, h.data());
+  return h;
+}
+
+void QuantizedGruStream::step(const float* x, float* h_out) {
   const QuantizedGru::Impl& m = *model_->impl_;
   const int64_t n = batch_ * m.input_size;
   require(x != nullptr, "QuantizedGruStream::step: null frame");
-  for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(x[i])) fail("QuantizedGruStream::step: frame element ", i, " is not finite");
+  require(h_out != nullptr, "QuantizedGruStream::step: null output");
+  require_finite(x, n, "QuantizedGruStream::step: frame");
   LayerBuffers& buf = thread_buffers();
   m.quantize_input(x, n, buf.in);
   m.run_layers(buf, 1, batch_, {}, q_h_);
-  std::vector<float> h(static_cast<size_t>(batch_ * m.hidden_size));
-  for (int64_t i = 0; i < batch_ * m.hidden_size; ++i) h[static_cast<size_t>(i)] = m.dequantize_h(q_h_.size() - 1, buf.out[0], i);
-  return h;
+  const size_t top = q_h_.size() - 1;
+  const QuantParams& hp = m.params.cells[top][GruOp::H];
+  dequantize_row(buf.out[0], m.plans[top].h.storage, 0, batch_ * m.hidden_size, hp.scale[0], hp.zero_point[0], h_out);
 }
 
 std::vector<float> QuantizedGruStream::state() const {

@@ -3,9 +3,11 @@
 // precomputed).
 #pragma once
 
-#include <cstdint>
 #include <array>
+#include <atomic>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,7 +27,32 @@ struct OpQ {
   IntType storage = IntType::S8;  // s8 for 8 bits, s16 for 16
 };
 
-struct FastPlan;  // gru/int/fast/loop.h
+struct FastPlan;        // gru/int/fast/loop.h
+struct GruLaneKernels;  // gru/int/fast/loop.h
+struct CellPlan;
+
+// The lane kernels' prepared states of one cell (GruLaneKernels::prepare), made at first use
+// per family and kept with the plan: a streaming step rebuilt them twice per frame (15% of
+// a one-frame step at H = 256). Lookups take no lock, so threads that share a model share
+// its states. A copy of a plan starts empty: the states point into the plan they were made
+// from.
+class PreparedLaneStates {
+ public:
+  PreparedLaneStates() = default;
+  PreparedLaneStates(const PreparedLaneStates&) {}
+  PreparedLaneStates& operator=(const PreparedLaneStates&);
+  // k's state for this cell, prepared now if it is the first request (gru/int/fast/loop.cpp).
+  const void* get(const GruLaneKernels& k, const CellPlan& plan, const FastPlan& fast) const;
+
+ private:
+  struct Slot {
+    std::atomic<const GruLaneKernels*> kernels{nullptr};  // set last, once the state is ready
+    std::unique_ptr<unsigned char[]> storage;
+    const void* state = nullptr;
+  };
+  mutable std::array<Slot, 8> slots_;  // more than the families of lane kernels
+  mutable std::mutex mutex_;           // serialises the first preparations
+};
 
 struct CellPlan {
   int64_t input_size = 0;
@@ -51,6 +78,7 @@ struct CellPlan {
   // of both directions stacked [6H, C], so that one product reads x once for both
   // (pair_directions); null otherwise.
   std::shared_ptr<const PackedB> w_pair;
+  PreparedLaneStates prepared;  // fast's states per family of lane kernels
 };
 
 // The plan's parts by the names of the unit update (gru/int/unit_update.h), gathered once so

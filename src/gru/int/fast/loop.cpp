@@ -9,6 +9,7 @@
 #include <new>
 
 #include "cpu/thread_address.h"
+#include "fixq/error.h"
 #include "gemm/driver.h"
 #include "gru/int/fast/loop.h"
 
@@ -33,18 +34,6 @@ void grow(std::vector<T, Alloc>& v, size_t n) {
   if (v.size() < n) v.resize(n, T{0});
 }
 
-// `count` 64-byte aligned blocks of `bytes` each, kept per thread between calls.
-void* state_storage(size_t bytes, int count = 1) {
-  thread_local std::vector<unsigned char> buf_of_thread;
-  auto& buf = cpu::thread_address(buf_of_thread);
-  const size_t stride = (bytes + 63) / 64 * 64;
-  grow(buf, stride * static_cast<size_t>(count) + 64);
-  const auto at = reinterpret_cast<uintptr_t>(buf.data());
-  return buf.data() + ((64 - at % 64) % 64);
-}
-
-size_t state_stride(const GruLaneKernels& k) { return (k.state_bytes + 63) / 64 * 64; }
-
 // Buffers are kept per thread between calls: fresh multi-megabyte allocations would cost
 // page faults on every forward (a streaming step calls this once per frame).
 // 64-byte aligned: rows of 3H + kLanePadding accumulators then start on a cache line
@@ -55,6 +44,40 @@ thread_local cpu::AlignedVector<int64_t> acc64_of_thread;
 
 }  // namespace
 
+PreparedLaneStates& PreparedLaneStates::operator=(const PreparedLaneStates&) {
+  std::lock_guard lock(mutex_);
+  for (Slot& s : slots_) {
+    s.kernels.store(nullptr, std::memory_order_relaxed);
+    s.state = nullptr;
+    s.storage.reset();
+  }
+  return *this;
+}
+
+const void* PreparedLaneStates::get(const GruLaneKernels& k, const CellPlan& plan, const FastPlan& fast) const {
+  // Slots fill in order and are never emptied while the plan is in use: the first empty
+  // one ends the search.
+  for (const Slot& s : slots_) {
+    const GruLaneKernels* owner = s.kernels.load(std::memory_order_acquire);
+    if (owner == &k) return s.state;
+    if (owner == nullptr) break;
+  }
+  std::lock_guard lock(mutex_);
+  for (Slot& s : slots_) {
+    const GruLaneKernels* owner = s.kernels.load(std::memory_order_relaxed);
+    if (owner == &k) return s.state;
+    if (owner != nullptr) continue;
+    s.storage = std::make_unique<unsigned char[]>(k.state_bytes + 63);
+    const auto at = reinterpret_cast<uintptr_t>(s.storage.get());
+    void* state = s.storage.get() + (64 - at % 64) % 64;
+    k.prepare(plan, fast, state);
+    s.state = state;
+    s.kernels.store(&k, std::memory_order_release);
+    return state;
+  }
+  fail("internal: more families of GRU lane kernels than a plan keeps states for");
+}
+
 void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int count, const PackedB& w,
                     const void* q_x, int64_t rows, WxRows* const* out) {
   auto& acc32 = cpu::thread_address(acc32_of_thread);  // once: not recomputed in the loops
@@ -64,9 +87,10 @@ void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int c
   const int64_t H3 = 3 * p0.hidden_size, C = p0.input_size, hp = f0.hp;
   // Accumulator rows: count * 3H columns plus padding that only ignored lanes read.
   const int64_t ldc = count * H3 + kLanePadding;
-  auto* states = static_cast<unsigned char*>(state_storage(k.state_bytes, count));
+  const void* states[2] = {};
+  require(count >= 1 && count <= 2, "internal: project_inputs takes one or two cells, got ", count);
   for (int c = 0; c < count; ++c) {
-    k.prepare(*cells[c], *cells[c]->fast, states + c * state_stride(k));
+    states[c] = cells[c]->prepared.get(k, *cells[c], *cells[c]->fast);
     grow(*out[c], static_cast<size_t>(rows * 3 * hp));
   }
   if (rows <= 0) return;
@@ -81,7 +105,7 @@ void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int c
     if (f0.acc64_x) gemm_detail::accumulate(wxp, a, acc64.data(), ldc);
     else gemm_detail::accumulate(wxp, a, acc32.data(), ldc);
     for (int c = 0; c < count; ++c) {
-      const void* state = states + c * state_stride(k);
+      const void* state = states[c];
       for (int64_t i = 0; i < n; ++i) {
         int16_t* row = out[c]->data() + (r0 + i) * 3 * hp;
         if (f0.acc64_x) k.requant_wx_s64(state, acc64.data() + i * ldc + c * H3, row);
@@ -97,8 +121,7 @@ void run_recurrence(const GruLaneKernels& k, const CellPlan& p, const FastPlan& 
   auto& acc64 = cpu::thread_address(acc64_of_thread);
   const int64_t H = p.hidden_size, hp = f.hp;
   const int64_t ldc = 3 * H + kLanePadding;
-  void* state = state_storage(k.state_bytes);
-  k.prepare(p, f, state);
+  const void* state = p.prepared.get(k, p, f);
   const gemm_detail::BoundProduct rhp = gemm_detail::bind(p.h.storage, p.r, batch);
   if (f.acc64_h) grow(acc64, static_cast<size_t>(batch * ldc));
   else grow(acc32, static_cast<size_t>(batch * ldc));

@@ -82,6 +82,8 @@ struct State {
 
 template <class L>
 void prepare(const CellPlan& plan, const FastPlan& f, void* storage) {
+  // Kept in raw storage that is freed without a destructor call (PreparedLaneStates).
+  static_assert(std::is_trivially_destructible_v<State<L>>);
   const CellRefs c(plan);
   State<L>* s = new (storage) State<L>;
   for (size_t o = 0; o < std::size(s->zp); ++o) {

@@ -1,3 +1,5 @@
+// fixq/tensor.h: shape arithmetic and checks shared by every module (a module of its own,
+// not part of arith: nothing here is fixed-point arithmetic).
 #include "fixq/tensor.h"
 
 #include <limits>
@@ -36,6 +38,7 @@ int normalize_axis(int axis, int rank) {
 
 AxisSplit split_at_axis(const Shape& shape, int axis) {
   const int a = normalize_axis(axis, static_cast<int>(shape.size()));
+  numel(shape);  // no negative extent, and no product below can overflow
   AxisSplit s;
   for (int i = 0; i < a; ++i) s.outer *= shape[i];
   s.extent = shape[a];
