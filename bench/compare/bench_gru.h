@@ -43,7 +43,7 @@ struct Models {
 
 // The rows of one frame per call (T = 1 per call, batch 1), after the whole-sequence rows.
 enum StreamImpl { kFixqInt8Stream, kFixqInt8ForwardT1, kOnednnU8S8Stream, kStreamImplCount };
-// fixq_int8_stream (QuantizedGruStream::step), fixq_int8_forward_T1 (QuantizedGru::forward
+// fixq_int8_stream (QuantizedGruStream::step(x, h_out)), fixq_int8_forward_T1 (QuantizedGru::forward
 // of one step, h0 the last call's h_n), onednn_gru_u8s8_stream (its gru u8s8 primitive of
 // one step, the state carried in u8 between calls).
 extern const char* const kStreamImpls[kStreamImplCount];

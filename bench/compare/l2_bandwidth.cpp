@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "compare/peak.h"
@@ -13,7 +14,7 @@
 
 namespace fixq::bench {
 
-L2Bandwidth l2_read_bandwidth(bool avx512) {
+L2Bandwidth l2_read_bandwidth() {
   L2Bandwidth r;
   const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
   r.l2_reported = l2 > 0;
@@ -24,10 +25,9 @@ L2Bandwidth l2_read_bandwidth(bool avx512) {
     void operator()(int8_t* p) const { std::free(p); }
   };
   const std::unique_ptr<int8_t, Free> buf(static_cast<int8_t*>(std::aligned_alloc(64, r.buffer_bytes)));
+  if (buf == nullptr) throw std::bad_alloc();
   for (size_t i = 0; i < r.buffer_bytes; ++i) buf.get()[i] = static_cast<int8_t>(i * 7);
-  auto sum = [&](long passes) {
-    return avx512 ? sum_bytes_avx512(buf.get(), r.buffer_bytes, passes) : sum_bytes_avx2(buf.get(), r.buffer_bytes, passes);
-  };
+  auto sum = [&](long passes) { return sum_bytes_avx512(buf.get(), r.buffer_bytes, passes); };
   volatile int64_t sink = sum(4);  // into L2 (and the TLB), clocks up
   // Samples of ~1 ms (a pass of 1 MiB takes ~10 us): short enough that another process's
   // time slice spoils few of them, and the median ignores those.

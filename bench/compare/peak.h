@@ -17,14 +17,14 @@ double vpdpbusd_peak_ops(long iterations = 20'000'000);
 double vdpbf16ps_peak_flops();
 
 // `passes` passes over buf[0, bytes) (bytes a multiple of 512, buf 64-byte aligned), its
-// int8 summed with wrap-around into eight independent vector accumulators (zmm / ymm), the
-// checksum returned so that no load can be dropped: the read side of a weight stream.
+// int8 summed with wrap-around into eight independent zmm accumulators, the checksum
+// returned so that no load can be dropped: the read side of a weight stream.
 int64_t sum_bytes_avx512(const int8_t* buf, size_t bytes, long passes);
-int64_t sum_bytes_avx2(const int8_t* buf, size_t bytes, long passes);
 
-// The L2 read bandwidth of the calling core: sum_bytes over a buffer of half its L2 (which
-// stays there after the first pass), in samples of many passes; the median sample's bytes
-// per second. avx512 picks the 64-byte loads, else 32-byte ones (the CPU must have AVX2).
+// The L2 read bandwidth of the calling core: sum_bytes_avx512 over a buffer of half its L2
+// (which stays there after the first pass), in samples of many passes; the median sample's
+// bytes per second. The CPU must have AVX-512 (the only user, the bound of a vpdpbusd
+// step, needs it anyway).
 struct L2Bandwidth {
   double bytes_per_s = 0;
   size_t buffer_bytes = 0;
@@ -33,6 +33,6 @@ struct L2Bandwidth {
   int samples = 0;           // timed samples, each of `passes` passes
   int passes = 0;
 };
-L2Bandwidth l2_read_bandwidth(bool avx512);
+L2Bandwidth l2_read_bandwidth();
 
 }  // namespace fixq::bench

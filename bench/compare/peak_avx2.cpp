@@ -1,6 +1,6 @@
 // vpmaddwd ymm throughput: 12 independent instructions per loop iteration (enough to hide
 // latency on two multiply pipes), written in assembly so that no compiler's hoisting or
-// register copies distort the count; and 32-byte reads summed.
+// register copies distort the count.
 #include <immintrin.h>
 
 #include "compare/peak.h"
@@ -30,23 +30,6 @@ double vpmaddwd_peak_ops() {
       : "cc");
   const double s = bench_now() - start;
   return 2.0 * 16 * kPerIter * static_cast<double>(kIters) / s;
-}
-
-int64_t sum_bytes_avx2(const int8_t* buf, size_t bytes, long passes) {
-  __m256i acc[8];
-  for (auto& a : acc) a = _mm256_setzero_si256();
-  const size_t vectors = bytes / 32;
-  for (long p = 0; p < passes; ++p) {
-    const __m256i* v = reinterpret_cast<const __m256i*>(buf);
-    asm volatile("" : "+r"(v));  // an opaque pointer per pass: every pass reads memory again
-    for (size_t i = 0; i < vectors; i += 8)
-      for (int j = 0; j < 8; ++j) acc[j] = _mm256_add_epi8(acc[j], _mm256_load_si256(v + i + j));
-  }
-  __m256i all = acc[0];
-  for (int i = 1; i < 8; ++i) all = _mm256_add_epi8(all, acc[i]);
-  const __m256i sums = _mm256_sad_epu8(all, _mm256_setzero_si256());
-  return _mm256_extract_epi64(sums, 0) + _mm256_extract_epi64(sums, 1) + _mm256_extract_epi64(sums, 2) +
-         _mm256_extract_epi64(sums, 3);
 }
 
 }  // namespace fixq::bench
