@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "fixq/cpu.h"
-#include "fixq/packed.h"
+#include "fixq/weightonly.h"
 #if FIXQ_PEER_OPENBLAS
 #include "peers/openblas.h"
 #endif

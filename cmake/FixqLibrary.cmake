@@ -17,6 +17,9 @@ target_link_libraries(fixq_objects PUBLIC Threads::Threads)
 target_include_directories(fixq_objects
   PUBLIC ${PROJECT_SOURCE_DIR}/include
   PRIVATE ${PROJECT_SOURCE_DIR}/src)
+# fixq::version() (src/core/version.cpp): the project's one version number.
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/core/version.cpp APPEND PROPERTY COMPILE_DEFINITIONS
+  FIXQ_VERSION="${PROJECT_VERSION}")
 
 add_library(fixq_static STATIC $<TARGET_OBJECTS:fixq_objects>)
 add_library(fixq_shared SHARED $<TARGET_OBJECTS:fixq_objects>)

@@ -4,7 +4,7 @@
 # regression test test_fuzz_regression runs in every normal build.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #     SECONDS  fuzzing time per target (default 60); targets run one after another
-#     TARGET   safetensors gru_float qgru packed npy gguf onnx_gru (default: all)
+#     TARGET   safetensors gru_float qgru encoded npy gguf onnx_gru (default: all)
 # Builds into build-fuzz/ (clang, RelWithDebInfo); logs and crash inputs go to
 # build-fuzz/fuzz/. Exits 1 if any target found a crash, leak, hang or sanitizer report.
 #
@@ -19,7 +19,7 @@ seconds=${1:-60}
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a number, got '$seconds'" >&2; exit 2; }
 shift $(($# > 0 ? 1 : 0))
 targets=("$@")
-((${#targets[@]})) || targets=(safetensors gru_float qgru packed npy gguf onnx_gru)
+((${#targets[@]})) || targets=(safetensors gru_float qgru encoded npy gguf onnx_gru)
 
 # Why each package (Debian 12):
 #   clang libclang-rt-dev llvm   the compiler, libFuzzer and the sanitizer runtimes of the

@@ -5,6 +5,8 @@
 #                               and their peers (each required, so nothing is left out silently)
 #   scripts/setup.sh --runtime  only what building and using the library, the CLI and the
 #                               Python package needs; tests, benchmarks and peers are off
+#   scripts/setup.sh --demo     --runtime plus python3-torch, for the demo's PyTorch rows
+#                               (what scripts/demo.sh, the README's first command, needs)
 #   FIXQ_BUILD_DIR   build directory (default: build)
 #   FIXQ_CMAKE_ARGS  extra CMake arguments (e.g. -DFIXQ_SANITIZE=ON), after setup's own
 set -euo pipefail
@@ -14,7 +16,8 @@ mode=all
 case ${1:-} in
   "") ;;
   --runtime) mode=runtime ;;
-  *) echo "setup: unknown option '$1' (expected nothing or --runtime)" >&2; exit 2 ;;
+  --demo) mode=demo ;;
+  *) echo "setup: unknown option '$1' (expected nothing, --runtime or --demo)" >&2; exit 2 ;;
 esac
 
 # Why each package (all from Debian 12, nothing downloaded from anywhere else).
@@ -50,9 +53,14 @@ dev_packages=(libgtest-dev libbenchmark-dev python3-torch python3-pytest chromiu
 # A nodejs that bundles npm (NodeSource's) conflicts with Debian's npm package: ask for it only when missing.
 command -v npm >/dev/null || dev_packages+=(npm)
 
+# The demo: its PyTorch rows (python/fixq/baselines) need torch, nothing else of the above.
+demo_packages=(python3-torch)
+
 packages=("${runtime_packages[@]}")
 cmake_args=(-DFIXQ_BUILD_TESTS=OFF -DFIXQ_BUILD_BENCH=OFF -DFIXQ_ONEDNN=OFF -DFIXQ_OPENBLAS=OFF)
-if [[ $mode == all ]]; then
+if [[ $mode == demo ]]; then
+  packages+=("${demo_packages[@]}")
+elif [[ $mode == all ]]; then
   packages+=("${dev_packages[@]}")
   cmake_args=(-DFIXQ_BUILD_TESTS=ON -DFIXQ_BUILD_BENCH=ON -DFIXQ_ONEDNN=ON -DFIXQ_OPENBLAS=ON)
 fi

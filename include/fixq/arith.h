@@ -172,9 +172,9 @@ enum class ScaleKind { PowerOfTwo, Multiplier };
 // "pow2" or "multiplier": the one spelling fixq prints and writes.
 std::string to_string(ScaleKind kind);
 // The spelling above, plus the earlier spellings that saved configurations and scripts may
-// hold: "float" (quantization schemes' former name for multiplier scales) and
-// "power-of-two". Throws fixq::Error "<what> must be pow2 or multiplier, got '<text>'" for
-// anything else (what: the option or field being read).
+// hold, each with a deprecation note (fixq/error.h): "float" (quantization schemes' former
+// name for multiplier scales) and "power-of-two". Throws fixq::Error "<what> must be pow2 or
+// multiplier, got '<text>'" for anything else (what: the option or field being read).
 ScaleKind parse_scale_kind(std::string_view text, std::string_view what = "scales");
 
 // Builds the FixedPointScale for sigma under kind. PowerOfTwo throws fixq::Error unless

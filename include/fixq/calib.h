@@ -33,6 +33,8 @@
 namespace fixq {
 
 enum class CalibMethod { MinMax, Ema, Percentile, Mse };
+inline constexpr CalibMethod kCalibMethods[] = {CalibMethod::MinMax, CalibMethod::Ema, CalibMethod::Percentile,
+                                                CalibMethod::Mse};
 
 // "minmax", "ema", "percentile", "mse".
 std::string to_string(CalibMethod method);
@@ -106,5 +108,12 @@ class Observer {
   ObserverConfig config_;
   std::unique_ptr<State> state_;
 };
+
+// The parameters of one tensor x (numel(shape) floats) under `scheme`, its ranges taken by
+// `method` from x alone (one observation): by an Observer for per-tensor and per-channel
+// schemes, whose slots observers model; per-group and per-token schemes take their ranges
+// from a min/max pass (params_from_tensor) and accept only CalibMethod::MinMax, else a
+// fixq::Error says so. What `fixq quant-error --calib` computes for each bit width.
+QuantParams params_from_tensor(const float* x, const Shape& shape, const QuantScheme& scheme, CalibMethod method);
 
 }  // namespace fixq

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace fixq {
 
@@ -63,5 +64,17 @@ template <class... Args>
 void require(bool cond, const Args&... args) {
   if (!cond) fail(args...);
 }
+
+// Old spellings. Every name fixq reads (a granularity, a scale kind, ...) has one spelling,
+// the one it writes; some names it used to accept elsewhere (the command line's
+// "tensor" for "per_tensor", say) are still read, and each such read calls the deprecation
+// handler with a one-line note: "granularity 'tensor' is deprecated; write 'per_tensor'".
+// The default handler prints "fixq: note: <note>" on stderr, once per note and process;
+// the Python package installs one that issues a DeprecationWarning. Thread-safe.
+using DeprecationHandler = void (*)(const std::string& note);
+// Installs handler (nullptr: the default) and returns the previous one.
+DeprecationHandler set_deprecation_handler(DeprecationHandler handler);
+// Reports that `old_spelling` of `what` was read where `spelling` is now written.
+void note_deprecated_spelling(std::string_view what, std::string_view old_spelling, std::string_view spelling);
 
 }  // namespace fixq

@@ -41,10 +41,11 @@ void validate_c_name(const std::string& name);
 // express (a size beyond the limits fixq itself enforces).
 CExportFiles export_gru_c(const QuantizedGru& model, const CExportOptions& options);
 
-// Writes DIR/NAME.h and DIR/NAME.c (each atomically; DIR must exist) and nothing else.
+// Writes DIR/NAME.h and DIR/NAME.c (each atomically; DIR and its parents are created when
+// missing) and nothing else.
 void write_gru_c(const QuantizedGru& model, const std::string& dir, const CExportOptions& options);
 
-// Writes every activation table of the model to DIR: cell{c}.{sig_z,sig_r,tanh_g}.npy
+// Writes every activation table of the model to DIR (created when missing): cell{c}.{sig_z,sig_r,tanh_g}.npy
 // (int32, the entries as stored in the .fixq file) and tables.h, the same entries as C
 // arrays with each table's layout (input minimum, interpolation step, fractional bits,
 // output range). Returns the paths written, in order.

@@ -27,6 +27,8 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "fixq/arith.h"
@@ -49,6 +51,9 @@ int gemm_threads();
 constexpr int int_type_bytes(IntType t) { return t == IntType::S16 ? 2 : 1; }
 // The value range of each type.
 IntRange int_type_range(IntType t);
+// "uint8", "int8", "int16" (numpy's names); the inverse throws fixq::Error naming them.
+std::string to_string(IntType t);
+IntType parse_int_type(std::string_view name);
 
 // A read-only row-major matrix of `rows` x `cols` with a row stride (in elements) >= cols.
 struct MatrixView {

@@ -8,7 +8,7 @@
 // Part 2, whole arrays: quantize, dequantize, dot. Part 3, validation.
 //
 // Numeric contract (ggml commit d99724f2, built by gcc 12 on x86-64 with -ffp-contract=off,
-// the build of the golden vectors in ../shared/vectors/ggml):
+// the build of the golden vectors in tests/vectors/ggml):
 //   quantize    the bytes of ggml's quantize_row_<type>_ref for every finite input,
 //               K-quant scale searches included, in ggml's evaluation order. One exception:
 //               an IQ4_NL block whose |x| max is below 1e-15 gets d = 0, where ggml packs

@@ -214,8 +214,8 @@ void save(const std::string& path, const Metadata& metadata, const std::vector<T
 // errors). Integer and undecodable types are refused.
 std::vector<std::byte> encode(const TensorType& type, std::span<const float> x, const Shape& shape);
 
-// What pack_safetensors did with one tensor.
-struct PackedTensor {
+// What convert_safetensors did with one tensor.
+struct ConvertedTensor {
   std::string name;
   const TensorType* type = nullptr;
   Shape shape;
@@ -230,7 +230,13 @@ struct PackedTensor {
 // GGUF type and are refused, naming them, before anything is written. The metadata holds
 // general.name (the input's file name), general.quantization_version 2 (ggml's
 // GGML_QNT_VERSION) and the input's __metadata__ as strings under "safetensors.".
-std::vector<PackedTensor> pack_safetensors(const std::string& in, const std::string& out, const TensorType& type,
+std::vector<ConvertedTensor> convert_safetensors(const std::string& in, const std::string& out, const TensorType& type,
                                            const TensorType& fallback);
+
+// Writes x, the values of C-order `shape`, as one tensor `name` of `type` (encode()
+// above) into a new GGUF v3 file at `out`, with general.quantization_version 2. Returns the
+// tensor's bytes.
+std::size_t pack_array(const std::string& out, const std::string& name, const TensorType& type, std::span<const float> x,
+                       const Shape& shape);
 
 }  // namespace fixq::gguf

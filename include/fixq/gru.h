@@ -142,6 +142,11 @@ struct GruOutput {
 // fixq::Error for a wrong input shape, NaN / Inf in x or h0, or lengths out of range.
 GruOutput gru_forward(const GruModel& model, const float* x, const Shape& x_shape, const GruRunOptions& opt = {});
 
+// Sequences [b0, b1) of x [T, B, C] ([B, T, C] when batch_first) as a time-major copy
+// [T, b1 - b0, C]: how a file of many sequences is cut into batches (calibration,
+// evaluation). Throws fixq::Error unless x_shape is 3-D and 0 <= b0 <= b1 <= B.
+std::vector<float> time_major_items(const float* x, const Shape& x_shape, bool batch_first, int64_t b0, int64_t b1);
+
 // Streaming: one frame at a time for a unidirectional model (a bidirectional one needs
 // the whole sequence and is rejected). step(x [B, C]) advances every layer by one time
 // step and returns the top layer's h [B, H]; the sequence of steps equals gru_forward bit

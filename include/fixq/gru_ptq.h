@@ -39,6 +39,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fixq/calib.h"
@@ -52,6 +53,13 @@ enum class WeightRounding { Nearest, Gptq };
 // "nearest", "gptq"; the inverse throws fixq::Error naming the accepted spellings.
 std::string to_string(WeightRounding r);
 WeightRounding parse_weight_rounding(const std::string& name);
+
+// How GruPtqOptions::method picks the ranges, by name: "auto" (std::nullopt: each
+// operator's by the output error) or a name of to_string(CalibMethod) (that method for
+// every operator). The inverse throws fixq::Error naming all of them (and `what`, the
+// option or field being read).
+std::string range_method_name(const std::optional<CalibMethod>& method);
+std::optional<CalibMethod> parse_range_method(std::string_view name, std::string_view what = "method");
 
 struct GruPtqOptions {
   // Ranges: std::nullopt = per operator by output error (step 3); a method = that method

@@ -3,7 +3,7 @@
 // Part 1: the eleven element types, their parameters (LowpInfo) and names.
 // Part 2: encode float32 -> code (round to nearest, ties to even) under two overflow
 //         policies, and decode code -> float32 (always exact).
-// Part 3: dense packing of 4- and 6-bit codes into bytes.
+// Part 3: dense packing of 2-, 4- and 6-bit codes into bytes.
 // Part 4: OCP Microscaling (MX v1.0) blocks: 32 elements sharing one e8m0 scale.
 //
 // Codes are unsigned integers holding the type's bit pattern: one per uint8_t for the 8-,
@@ -38,6 +38,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace fixq {
@@ -81,6 +82,10 @@ LowpType parse_lowp_type(std::string_view name);
 
 enum class Overflow { Default, Saturate };
 
+// "default", "saturate"; the inverse throws fixq::Error naming both.
+std::string to_string(Overflow overflow);
+Overflow parse_overflow(std::string_view name);
+
 // ---------------------------------------------------------------------------------------
 // Part 2: encode / decode
 // ---------------------------------------------------------------------------------------
@@ -103,12 +108,13 @@ void lowp_decode(LowpType t, const uint16_t* codes, int64_t n, float* x);
 // Part 3: dense packing of narrow codes
 // ---------------------------------------------------------------------------------------
 
-// Code i of bits b (4, 6 or 8) occupies bits [b*i, b*i + b) of a little-endian bit string
+// Code i of bits b (2, 4, 6 or 8) occupies bits [b*i, b*i + b) of a little-endian bit string
 // (b = 4: low nibble first), ceil(n * b / 8) bytes; unused bits of the last byte are zero.
+// (2-bit codes are the group-quantized int2 format's, fixq/formats.h.)
 int64_t packed_code_bytes(int bits, int64_t n);
-// Throws fixq::Error for bits not in {4, 6, 8} or a code >= 2^bits (naming its index).
+// Throws fixq::Error for bits not in {2, 4, 6, 8} or a code >= 2^bits (naming its index).
 void pack_codes(int bits, const uint8_t* codes, int64_t n, uint8_t* packed);
-// Throws fixq::Error for bits not in {4, 6, 8} or nonzero unused bits in the last byte.
+// Throws fixq::Error for bits not in {2, 4, 6, 8} or nonzero unused bits in the last byte.
 void unpack_codes(int bits, const uint8_t* packed, int64_t n, uint8_t* codes);
 
 // ---------------------------------------------------------------------------------------
@@ -147,7 +153,10 @@ struct MxInfo {
 };
 
 const MxInfo& mx_info(MxType t);
-// Parses a name of mx_info; throws fixq::Error listing them.
+// t's name among all of fixq's formats (fixq/formats.h): mx_info(t).name, except
+// "ocp_mxfp4" for Fp4E2m1, since "mxfp4" there is ggml's block layout of the same values.
+std::string_view mx_format_name(MxType t);
+// Parses a name of mx_info or of mx_format_name ("ocp_mxfp4"); throws fixq::Error listing them.
 MxType parse_mx_type(std::string_view name);
 
 // The shared exponent s for a block whose largest magnitude is amax (finite, >= 0).
@@ -156,5 +165,12 @@ int mx_shared_exponent(MxType t, float amax);
 // n values (a multiple of 32; else fixq::Error) <-> n / 32 blocks of block_bytes each.
 void mx_quantize(MxType t, const float* x, int64_t n, uint8_t* blocks);
 void mx_dequantize(MxType t, const uint8_t* blocks, int64_t n, float* x);
+
+// The same blocks split into their parts: scales[n / 32], the e8m0 codes, and elements[n],
+// one code per value (an element code in its low element_bits bits; MXINT8's P as a two's
+// complement byte). mx_decode throws fixq::Error naming the first element code that does
+// not fit the element width (the output is then unspecified).
+void mx_encode(MxType t, const float* x, int64_t n, uint8_t* scales, uint8_t* elements);
+void mx_decode(MxType t, const uint8_t* scales, const uint8_t* elements, int64_t n, float* x);
 
 }  // namespace fixq

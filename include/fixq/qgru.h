@@ -36,6 +36,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fixq/calib.h"
@@ -53,6 +54,11 @@ struct GruQuantConfig {
   static GruQuantConfig int8(ScaleKind kind);
   // 8-bit weights (W, R), 16-bit everything else.
   static GruQuantConfig int16(ScaleKind kind);
+  // A base configuration by name, "int8" or "int16" (the two above); throws fixq::Error
+  // naming both for any other name (`what`: the option or field being read).
+  static GruQuantConfig base(std::string_view name, ScaleKind kind, std::string_view what = "config");
+  // Whether name is one of base()'s names.
+  static bool is_base_name(std::string_view name);
   // {"version": 1, "base": "int8"|"int16", "scales": "pow2"|"multiplier",
   //  "bits": {"g_pre": 16, ...}}: a base configuration with operators overridden. Unknown
   // keys, unknown operators and bit widths other than 8 or 16 are fixq::Errors.
@@ -153,8 +159,8 @@ class ActivationLut {
 
 // Every integer constant of one cell as the build derives it (docs/spec.md section 4),
 // for code that re-expresses the time step outside this library: fixq.torch.FakeQuantGRU
-// simulates it in torch for quantization-aware training and takes these numbers from here
-// rather than re-deriving them. Zero points and ranges are the parameters' own.
+// simulates it in torch for quantization-aware training, and `fixq gru export-c` writes it
+// out as C (fixq/export.h); both take these numbers from here rather than re-deriving them. Zero points and ranges are the parameters' own.
 struct GruCellConstants {
   std::vector<int32_t> q_w, q_r, q_bx, q_br;        // integer weights [3H, C], [3H, H], [3H], [3H]
   std::vector<FixedPointScale> wx_scale, rh_scale;  // per row of the two GEMMs (spec 4.1)
@@ -208,10 +214,7 @@ class QuantizedGru {
   // tanh_g, exactly as the integer loop uses them. Throws fixq::Error for c out of range.
   std::array<const ActivationLut*, 3> tables(size_t cell) const;
 
-  struct Impl;
-  // fixq's own code generators (fixq/export.h) read the integer plan through this; Impl
-  // is opaque outside the library.
-  const Impl& impl() const { return *impl_; }
+  struct Impl;  // opaque outside the library; code generators use cell_constants()
 
  private:
   friend class QuantizedGruStream;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fixq/arith.h"
@@ -43,8 +44,16 @@ struct IntFormat {
 enum class Symmetry { Symmetric, Asymmetric };
 enum class Granularity { PerTensor, PerChannel, PerGroup, PerToken };
 
+// "symmetric", "asymmetric"; the inverse throws fixq::Error naming both.
 std::string to_string(Symmetry);
+Symmetry parse_symmetry(std::string_view name);
+// "per_tensor", "per_channel", "per_group", "per_token": the one spelling of the library,
+// the command line and Python. The inverse also reads, each with a deprecation note
+// (fixq/error.h), the library's former "per-tensor", ... and the command line's former
+// "tensor", "channel", "group", "token"; it throws fixq::Error naming the spellings otherwise
+// (what: the option or field being read).
 std::string to_string(Granularity);
+Granularity parse_granularity(std::string_view name, std::string_view what = "granularity");
 
 // What to quantize to: the integer format, symmetry, kind of scale and granularity.
 struct QuantScheme {
@@ -125,6 +134,11 @@ enum class NanPolicy {
   Error,           // throw fixq::Error naming the first NaN's flat index (default)
   ToZeroPoint,     // map NaN to the zero point, i.e. to real 0 (OpenCL convert_sat style)
 };
+
+// "error", "zero_point"; the inverse throws fixq::Error naming both (what: the option or
+// argument being read).
+std::string to_string(NanPolicy policy);
+NanPolicy parse_nan_policy(std::string_view name, std::string_view what = "nan");
 
 // Quantizes x (shape) into out under params. +-Inf saturate to qmax / qmin. The storage
 // type Q (int8_t, uint8_t, int16_t, uint16_t, int32_t) must hold params' format.

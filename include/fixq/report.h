@@ -82,6 +82,8 @@ struct GruEvalOptions {
   // Sequences per forward call: bounds memory. Batch items never interact, in the float GRU
   // or the integer one, so the results do not depend on it.
   int64_t batch = 16;
+  // x is [B, T, C] instead of [T, B, C].
+  bool batch_first = false;
   // Called after every forward call with the sequences done so far and the total (both
   // passes count: total = 2 B with value_histograms, else B), e.g. for a progress bar.
   std::function<void(int64_t done, int64_t total)> progress;
@@ -94,7 +96,8 @@ struct GruEvaluation {
   std::vector<std::array<OpValueStats, kGruOpCount>> ops;  // [cell][op]; empty() for W, R, bx, br
 };
 
-// x: float32 sequences [T, B, C], time-major, C = model.input_size. q must be a quantization
+// x: float32 sequences [T, B, C] ([B, T, C] with options.batch_first), C = model.input_size.
+// per_step is over the time steps either way. q must be a quantization
 // of model (same input and hidden size, layers and directions); throws fixq::Error naming
 // the mismatch otherwise.
 GruEvaluation evaluate_gru(const GruModel& model, const QuantizedGru& q, const float* x, const Shape& x_shape,

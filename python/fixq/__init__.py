@@ -5,32 +5,34 @@ The C++ library does the work (module ``fixq._fixq``); this package re-exports i
 * the float GRU (:class:`GruModel`, from a ``torch.nn.GRU``, a safetensors state_dict or an ONNX model)
   and the integer GRU (:class:`GruCalibrator` -> :class:`GruQuantParams` ->
   :class:`QuantizedGru`, streaming with :meth:`QuantizedGru.stream`, ``.fixq`` files);
+  :func:`quantize_gru` calibrates one in a single call;
 * integer GEMM with its epilogues (:func:`gemm_s32`, :func:`gemm_s64`, :func:`gemm_f32`,
   :func:`gemm_requant`, :class:`PackedB`);
 * quantize / dequantize at every granularity (:class:`QuantScheme`, :class:`QuantParams`,
   :func:`params_from_ranges`, :func:`minmax_ranges`, :func:`quantize`, :func:`dequantize`),
   calibration observers (:class:`Observer`) and fixed-point arithmetic
   (:class:`FixedPointScale`, :func:`round_half_even`, ...);
-* the weight formats (:mod:`fixq.formats`) and error metrics (:mod:`fixq.metrics`);
-* ``fixq.torch.QuantGRU``, an ``nn.Module`` drop-in for ``nn.GRU`` inference (imported on
-  demand: ``import fixq.torch``; it needs torch, the rest of fixq needs only numpy).
+* the number formats (:mod:`fixq.formats`, ``.bin`` files included), error metrics
+  (:mod:`fixq.metrics`), and :func:`file_kind`, what a file is by its bytes;
+* ``fixq.torch.QuantGRU``, an ``nn.Module`` drop-in for ``nn.GRU`` inference, and
+  ``fixq.torch.FakeQuantGRU`` for quantization-aware training (imported on demand:
+  ``import fixq.torch``; they need torch, the rest of fixq needs only numpy).
 
 Arrays go in and come out as numpy arrays; C-contiguous inputs of the expected dtype are
 read in place, outputs are handed over without a copy. Bad input (wrong shapes or values,
 corrupt or truncated file contents) raises ``ValueError`` with the library's one-line
 message; a file the operating system cannot open, read or write raises ``OSError``
 (``FileNotFoundError``, ``PermissionError``, ... chosen by errno, as Python's ``open`` does)
-with the same kind of message.
+with the same kind of message. A name in a spelling fixq no longer writes (granularity
+``"tensor"`` for ``"per_tensor"``, say) still works and issues a ``DeprecationWarning``.
 """
 
-import sys as _sys
-from typing import Iterable as _Iterable
-
-from . import _fixq
-from ._fixq import (  # noqa: F401  (re-exports)
+from . import formats, metrics
+from ._calibration import calibrated_ptq as _calibrated_ptq
+from ._fixq import (
     FixedPointScale,
-    GruCalibrator,
     GruAutoBitsResult,
+    GruCalibrator,
     GruModel,
     GruPtq,
     GruPtqResult,
@@ -43,9 +45,10 @@ from ._fixq import (  # noqa: F401  (re-exports)
     QuantizedGruStream,
     QuantParams,
     QuantScheme,
+    __version__,
     dequantize,
     dequantize_value,
-    formats,
+    file_kind,
     gemm_f32,
     gemm_requant,
     gemm_s32,
@@ -53,7 +56,6 @@ from ._fixq import (  # noqa: F401  (re-exports)
     gemm_threads,
     gru_bits_cost,
     gru_ops,
-    metrics,
     minmax_ranges,
     params_from_ranges,
     params_from_tensor,
@@ -65,15 +67,17 @@ from ._fixq import (  # noqa: F401  (re-exports)
     set_gemm_threads,
 )
 
-# The submodules live inside the extension; registering them lets
-# `import fixq.formats` and `from fixq.metrics import ...` work as for any package.
-_sys.modules.setdefault(__name__ + ".formats", formats)
-_sys.modules.setdefault(__name__ + ".metrics", metrics)
 
-__version__ = "0.1.0"
+def _plain_batch(item, batch_first):
+    """(x, lengths, batch_first) of a quantize_gru batch: an array, or a tuple (x, lengths)."""
+    if isinstance(item, tuple):
+        if len(item) != 2:
+            raise ValueError("quantize_gru: a tuple batch must be (x, lengths)")
+        return item[0], item[1], batch_first
+    return item, None, batch_first
 
 
-def quantize_gru(model, calib: _Iterable, config="int8", scales=None, method="auto", rounding="gptq",
+def quantize_gru(model, calib, config="int8", scales=None, method="auto", rounding="gptq",
                  bias_correction: bool = True, batch_first: bool = False, **options) -> QuantizedGru:
     """Calibrates ``model`` (a :class:`GruModel`, or a ``torch.nn.GRU``) on ``calib`` and
     returns the integer GRU, with the post-training steps of :class:`GruPtq`.
@@ -95,19 +99,16 @@ def quantize_gru(model, calib: _Iterable, config="int8", scales=None, method="au
     """
     if not isinstance(model, GruModel):
         model = GruModel.from_torch(model)
-    ptq = GruPtq(model, method=method, rounding=rounding, bias_correction=bias_correction, **options)
-    n = 0
-    for item in calib:
-        if isinstance(item, tuple):
-            if len(item) != 2:
-                raise ValueError("quantize_gru: a tuple batch must be (x, lengths)")
-            ptq.observe(item[0], lengths=item[1], batch_first=batch_first)
-        else:
-            ptq.observe(item, batch_first=batch_first)
-        n += 1
-    if n == 0:
-        raise ValueError("quantize_gru: the calibration iterable yielded no batches")
+    ptq = _calibrated_ptq(model, calib, lambda item: _plain_batch(item, batch_first), "quantize_gru", method=method,
+                          rounding=rounding, bias_correction=bias_correction, **options)
     return ptq.quantize(config, scales).quantized()
 
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [
+    "FixedPointScale", "GruAutoBitsResult", "GruCalibrator", "GruModel", "GruPtq", "GruPtqResult", "GruQuantConfig",
+    "GruQuantParams", "GruStream", "Observer", "PackedB", "QuantizedGru", "QuantizedGruStream", "QuantParams",
+    "QuantScheme", "dequantize", "dequantize_value", "file_kind", "formats", "gemm_f32", "gemm_requant", "gemm_s32",
+    "gemm_s64", "gemm_threads", "gru_bits_cost", "gru_ops", "metrics", "minmax_ranges", "params_from_ranges",
+    "params_from_tensor", "quantize", "quantize_gru", "quantize_value", "requantize", "round_half_even",
+    "rounding_shift_right_half_up", "set_gemm_threads",
+]

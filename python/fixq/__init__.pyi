@@ -1,6 +1,6 @@
 # Type stubs of the fixq package (python/fixq/__init__.py re-exporting the C++ extension
 # fixq._fixq, python/src/bind_*.cpp). fixq.formats and fixq.metrics have their own stubs;
-# fixq.torch is annotated in its source.
+# fixq.torch is annotated in its source (python/fixq/_quantgru.py, _fakequant.py).
 #
 # Array arguments accept any array-like; float inputs are taken as float32 (converted once
 # if needed, read in place when already C-contiguous float32). Integer inputs must have
@@ -16,6 +16,10 @@ from . import metrics as metrics
 
 __version__: str
 
+def file_kind(path: str | os.PathLike[str]) -> Literal[
+    "npy", "safetensors", "gru-float", "gru-quantized", "gguf", "encoded-tensor", "onnx", "unknown"]:
+    """What the file at path is, by its bytes."""
+
 _F32 = npt.NDArray[np.float32]
 _I32 = npt.NDArray[np.int32]
 _I64 = npt.NDArray[np.int64]
@@ -25,7 +29,8 @@ _Path = str | os.PathLike[str]
 _Granularity = Literal["per_tensor", "per_channel", "per_group", "per_token"]
 _Method = Literal["minmax", "ema", "percentile", "mse"]
 # The one spelling of a kind of scale (QuantScheme.scale, GruQuantConfig.scales); the former
-# spelling "float" is still read as "multiplier".
+# spellings "float" and "power-of-two" are still read, with a DeprecationWarning (as are the
+# granularities' former "per-tensor" and "tensor").
 _Scales = Literal["pow2", "multiplier"]
 _ConfigArg = Literal["int8", "int16"] | GruQuantConfig | Mapping[str, Any] | os.PathLike[str]
 _ParamsArg = GruQuantParams | Mapping[str, Any] | str

@@ -38,6 +38,8 @@ from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_
 
 from . import _fixq
 from . import _qsim as qs
+from ._quantgru import QuantGRU
+from ._torch_common import calibrate, gru_repr
 
 I64 = torch.int64
 
@@ -157,8 +159,7 @@ class FakeQuantGRU(nn.Module):
         arguments, and starts from that integer model (its rounded weights and corrected
         biases are the starting float weights): before any training this module's eval
         outputs equal that ``QuantGRU``'s."""
-        from .torch import _calibrate
-        model, params = _calibrate(gru, calib, config, scales, method, rounding, bias_correction, **options)
+        model, params = calibrate(gru, calib, config, scales, method, rounding, bias_correction, **options)
         start = nn.GRU(gru.input_size, gru.hidden_size, num_layers=gru.num_layers, bias=gru.bias,
                        batch_first=gru.batch_first, bidirectional=gru.bidirectional)
         sd = {k: torch.from_numpy(np.asarray(v)) for k, v in model.state_dict().items()}
@@ -190,18 +191,10 @@ class FakeQuantGRU(nn.Module):
     def to_quantized(self) -> "QuantGRU":
         """The :class:`~fixq.torch.QuantGRU` of the current weights (``.save()`` writes the
         ``.fixq`` file that ``fixq gru run`` executes)."""
-        from .torch import QuantGRU
         return QuantGRU(self._integer_model(), batch_first=self.batch_first)
 
     def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.batch_first:
-            s += ", batch_first=True"
-        if self.bidirectional:
-            s += ", bidirectional=True"
-        return s + f", scales={self._config.scales!r}"
+        return gru_repr(self, self._config.scales)
 
     # ---- the integer model of the current weights ---------------------------------------
 

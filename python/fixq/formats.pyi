@@ -1,6 +1,8 @@
-# Type stubs of fixq.formats (python/src/bind_formats*.cpp): GGUF blocks, low-precision
-# floats, OCP MX blocks and packed integer weights. Float inputs accept any real numeric
+# Type stubs of fixq.formats (python/fixq/formats.py, python/src/bind_formats*.cpp): the
+# registry of every format and .bin files, GGUF blocks, low-precision floats, OCP MX blocks
+# and packed integer weights. Float inputs accept any real numeric
 # array-like and are taken as float32; byte inputs are uint8 arrays or bytes-like objects.
+import os
 from typing import Literal, Sequence, overload
 
 import numpy as np
@@ -8,6 +10,46 @@ import numpy.typing as npt
 
 _Floats = npt.ArrayLike
 _Bytes = npt.NDArray[np.uint8] | bytes | bytearray | memoryview
+
+# --------------------------------------------------------- the registry, .bin files
+
+class Format:
+    """One format of the registry: its names, family and description."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def aliases(self) -> list[str]: ...
+    @property
+    def family(self) -> Literal["gguf", "float", "mx", "int_groups"]: ...
+    @property
+    def description(self) -> str: ...
+    def payload_bytes(self, shape: Sequence[int]) -> int:
+        """Bytes the values of this shape take."""
+
+class EncodedTensor:
+    """Values of a shape encoded in a named format."""
+    def __init__(self, format: str, shape: Sequence[int], payload: _Bytes) -> None: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def payload(self) -> bytes: ...
+    def decode(self) -> npt.NDArray[np.float32]:
+        """decode(self)."""
+
+def all_formats() -> list[Format]:
+    """Every format: GGUF block formats, low-precision floats, OCP MX blocks, integer groups."""
+def find_format(name: str) -> Format:
+    """The Format of a name or alias."""
+def encode(format: str, x: _Floats, overflow: Literal["default", "saturate"] = "default") -> EncodedTensor:
+    """x encoded in the named format, as `fixq formats quantize` encodes it."""
+def decode(t: EncodedTensor) -> npt.NDArray[np.float32]:
+    """The float32 values of an EncodedTensor, of its shape."""
+def save_encoded(path: str | os.PathLike[str], t: EncodedTensor) -> None:
+    """Writes t as a .bin file (`fixq formats dequantize` reads it)."""
+def load_encoded(path: str | os.PathLike[str]) -> EncodedTensor:
+    """Reads a .bin file, e.g. from `fixq formats quantize`."""
 
 # ------------------------------------------------------------------------ GGUF blocks
 
@@ -93,9 +135,9 @@ def lowp_decode(
 ) -> npt.NDArray[np.float32]:
     """codes -> float32 of the same shape, exactly."""
 def packed_code_bytes(bits: int, n: int) -> int:
-    """ceil(n * bits / 8) for bits in {4, 6, 8}."""
+    """ceil(n * bits / 8) for bits in {2, 4, 6, 8}."""
 def pack_codes(bits: int, codes: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
-    """Dense little-endian bit packing of 4/6/8-bit codes into a 1-D uint8 array."""
+    """Dense little-endian bit packing of 2/4/6/8-bit codes into a 1-D uint8 array."""
 def unpack_codes(bits: int, packed: _Bytes, n: int) -> npt.NDArray[np.uint8]:
     """The inverse of pack_codes: n codes from packed_code_bytes(bits, n) bytes."""
 

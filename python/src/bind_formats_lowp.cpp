@@ -13,12 +13,6 @@ namespace fixq::py {
 
 namespace {
 
-Overflow parse_overflow(const std::string& name) {
-  if (name == "default") return Overflow::Default;
-  if (name == "saturate") return Overflow::Saturate;
-  fail("overflow must be 'default' or 'saturate', not '", name, "'");
-}
-
 template <class Code>
 pyb::array encode_as(LowpType t, const carray<float>& x, Overflow overflow) {
   auto out = new_array<Code>(shape_of(x));
@@ -141,13 +135,13 @@ void bind_formats_lowp(pyb::module_& m) {
         "code with bits above the type's width raises ValueError naming its index.");
   m.def(
       "packed_code_bytes", [](int bits, int64_t n) { return packed_code_bytes(bits, n); }, pyb::arg("bits"),
-      pyb::arg("n"), "Bytes that n codes of 4, 6 or 8 bits take densely packed: ceil(n * bits / 8).");
+      pyb::arg("n"), "Bytes that n codes of 2, 4, 6 or 8 bits take densely packed: ceil(n * bits / 8).");
   m.def("pack_codes", &pack_codes_array, pyb::arg("bits"), pyb::arg("codes"),
-        "Packs uint8 codes (any shape, read in C order) of 4, 6 or 8 bits densely into a 1-D uint8 array:\n"
+        "Packs uint8 codes (any shape, read in C order) of 2, 4, 6 or 8 bits densely into a 1-D uint8 array:\n"
         "code i occupies bits [bits*i, bits*i + bits) of a little-endian bit string (4 bits: low nibble\n"
         "first); unused bits of the last byte are zero. A code >= 2^bits raises ValueError.");
   m.def("unpack_codes", &unpack_codes_array, pyb::arg("bits"), pyb::arg("packed"), pyb::arg("n"),
-        "Unpacks n codes of 4, 6 or 8 bits from exactly packed_code_bytes(bits, n) bytes into a 1-D uint8\n"
+        "Unpacks n codes of 2, 4, 6 or 8 bits from exactly packed_code_bytes(bits, n) bytes into a 1-D uint8\n"
         "array; nonzero unused bits in the last byte raise ValueError.");
 }
 

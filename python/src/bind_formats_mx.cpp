@@ -16,11 +16,8 @@ namespace fixq::py {
 
 namespace {
 
-// "ocp_mxfp4" is the CLI's name for the OCP MXFP4 (there "mxfp4" is ggml's layout).
-MxType parse_mx(const std::string& name) { return parse_mx_type(name == "ocp_mxfp4" ? "mxfp4" : name); }
-
 pyb::array_t<uint8_t> mx_quantize_array(const std::string& type, const pyb::object& x_obj) {
-  const MxType t = parse_mx(type);
+  const MxType t = parse_mx_type(type);
   const MxInfo& info = mx_info(t);
   const carray<float> x = as_float_array(x_obj, "x");
   auto out = new_array<uint8_t>(packed_shape(shape_of(x), kMxBlockSize, info.block_bytes, std::string(info.name)));
@@ -36,7 +33,7 @@ pyb::array_t<uint8_t> mx_quantize_array(const std::string& type, const pyb::obje
 
 pyb::array_t<float> mx_dequantize_array(const std::string& type, const pyb::object& blocks_obj,
                                         const std::optional<Shape>& shape) {
-  const MxType t = parse_mx(type);
+  const MxType t = parse_mx_type(type);
   const MxInfo& info = mx_info(t);
   const carray<uint8_t> blocks = as_byte_array(blocks_obj, "blocks");
   Shape out_shape;
@@ -66,12 +63,11 @@ pyb::array new_elements(MxType t, const Shape& shape) {
 }
 
 std::tuple<pyb::array_t<uint8_t>, pyb::array> mx_encode_array(const std::string& type, const pyb::object& x_obj) {
-  const MxType t = parse_mx(type);
+  const MxType t = parse_mx_type(type);
   const MxInfo& info = mx_info(t);
   const carray<float> x = as_float_array(x_obj, "x");
   const Shape shape = shape_of(x);
-  const Shape scale_shape = packed_shape(shape, kMxBlockSize, 1, std::string(info.name));
-  auto scales = new_array<uint8_t>(scale_shape);
+  auto scales = new_array<uint8_t>(packed_shape(shape, kMxBlockSize, 1, std::string(info.name)));
   pyb::array elements = new_elements(t, shape);
   const float* src = x.data();
   uint8_t* s = scales.mutable_data();
@@ -79,21 +75,14 @@ std::tuple<pyb::array_t<uint8_t>, pyb::array> mx_encode_array(const std::string&
   const auto n = static_cast<int64_t>(x.size());
   {
     pyb::gil_scoped_release nogil;
-    const int64_t nb = n / kMxBlockSize;
-    std::vector<uint8_t> blocks(static_cast<std::size_t>(nb * info.block_bytes));
-    mx_quantize(t, src, n, blocks.data());
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* block = blocks.data() + b * info.block_bytes;
-      s[b] = block[0];
-      unpack_codes(info.element_bits, block + 1, kMxBlockSize, e + b * kMxBlockSize);
-    }
+    mx_encode(t, src, n, s, e);
   }
   return {scales, elements};
 }
 
 pyb::array_t<float> mx_decode_array(const std::string& type, const pyb::object& scales_obj,
                                     const pyb::object& elements_obj) {
-  const MxType t = parse_mx(type);
+  const MxType t = parse_mx_type(type);
   const MxInfo& info = mx_info(t);
   const carray<uint8_t> scales = as_array<uint8_t>(scales_obj, "scales");
   // MXINT8 elements are int8 values; the bytes are the codes the block stores.
@@ -115,18 +104,7 @@ pyb::array_t<float> mx_decode_array(const std::string& type, const pyb::object& 
   const auto n = static_cast<int64_t>(elements.size());
   {
     pyb::gil_scoped_release nogil;
-    // Checked here so that the message names the flat index, not the index in a block.
-    for (int64_t i = 0; i < n; ++i)
-      if (e[i] >> info.element_bits)
-        fail("elements[", i, "] = ", int{e[i]}, " is not a ", info.element_bits, "-bit ", info.name, " element code");
-    const int64_t nb = n / kMxBlockSize;
-    std::vector<uint8_t> blocks(static_cast<std::size_t>(nb * info.block_bytes));
-    for (int64_t b = 0; b < nb; ++b) {
-      uint8_t* block = blocks.data() + b * info.block_bytes;
-      block[0] = s[b];
-      pack_codes(info.element_bits, e + b * kMxBlockSize, kMxBlockSize, block + 1);
-    }
-    mx_dequantize(t, blocks.data(), n, dst);
+    mx_decode(t, s, e, n, dst);
   }
   return out;
 }
@@ -157,10 +135,11 @@ void bind_formats_mx(pyb::module_& m) {
       },
       "Every OCP MX format.");
   m.def(
-      "mx_type_info", [](const std::string& name) { return mx_info(parse_mx(name)); }, pyb::arg("type"),
-      "The MxTypeInfo of a format by name ('ocp_mxfp4' is accepted for 'mxfp4'); ValueError lists the names.");
+      "mx_type_info", [](const std::string& name) { return mx_info(parse_mx_type(name)); }, pyb::arg("type"),
+      "The MxTypeInfo of a format by name ('ocp_mxfp4', its name among all formats, is accepted for 'mxfp4');\n"
+      "ValueError lists the names.");
   m.def(
-      "mx_shared_exponent", [](const std::string& type, float amax) { return mx_shared_exponent(parse_mx(type), amax); },
+      "mx_shared_exponent", [](const std::string& type, float amax) { return mx_shared_exponent(parse_mx_type(type), amax); },
       pyb::arg("type"), pyb::arg("amax"),
       "The shared exponent s of a block whose largest magnitude is amax (finite, >= 0):\n"
       "clamp(floor(log2(amax)) - emax, -127, 127), -127 for amax = 0. The block's scale is 2^s, stored as the\n"

@@ -1,4 +1,4 @@
-// fixq.formats, packed-weights part (fixq/packed.h): 2/4/8-bit group-quantized weights
+// fixq.formats, packed-weights part (fixq/weightonly.h): 2/4/8-bit group-quantized weights
 // W [K, N], the weight-only matmul y = x · W, and GPTQ v1 checkpoint tensors.
 #include <pybind11/stl.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bind_formats_util.h"
-#include "fixq/packed.h"
+#include "fixq/weightonly.h"
 
 namespace fixq::py {
 

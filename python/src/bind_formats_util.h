@@ -17,6 +17,7 @@ void bind_formats_gguf(pybind11::module_& m);
 void bind_formats_lowp(pybind11::module_& m);
 void bind_formats_mx(pybind11::module_& m);
 void bind_formats_packed(pybind11::module_& m);
+void bind_formats_registry(pybind11::module_& m);
 
 // Packed bytes: a numpy uint8 array (any shape, read in C order) or a bytes-like object
 // (bytes, bytearray, memoryview), taken without copying where possible.

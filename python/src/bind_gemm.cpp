@@ -17,22 +17,6 @@ namespace fixq::py {
 
 namespace {
 
-std::string int_type_name(IntType t) {
-  switch (t) {
-    case IntType::U8: return "uint8";
-    case IntType::S8: return "int8";
-    case IntType::S16: return "int16";
-  }
-  return "?";
-}
-
-IntType parse_int_type(const std::string& name) {
-  if (name == "uint8") return IntType::U8;
-  if (name == "int8") return IntType::S8;
-  if (name == "int16") return IntType::S16;
-  fail("integer type must be 'uint8', 'int8' or 'int16', got '", name, "'");
-}
-
 // A 2-D integer matrix in place where possible; `keep` owns the memory `view` points to.
 struct MatrixArg {
   pyb::array keep;
@@ -202,13 +186,13 @@ void bind_gemm(pyb::module_& m) {
       .def_property_readonly("n", &PackedB::n)
       .def_property_readonly("k", &PackedB::k)
       .def_property_readonly("shape", [](const PackedB& p) { return pyb::make_tuple(p.n(), p.k()); })
-      .def_property_readonly("dtype", [](const PackedB& p) { return int_type_name(p.type()); })
+      .def_property_readonly("dtype", [](const PackedB& p) { return to_string(p.type()); })
       .def_property_readonly(
           "colsum",
           [](const PackedB& p) { return to_numpy(std::vector<int64_t>(p.colsum().begin(), p.colsum().end()), Shape{p.n()}); },
           "int64 [N]: sum_k B[n, k]")
       .def("__repr__", [](const PackedB& p) {
-        return "PackedB(" + int_type_name(p.type()) + ", N=" + std::to_string(p.n()) + ", K=" + std::to_string(p.k()) + ")";
+        return "PackedB(" + to_string(p.type()) + ", N=" + std::to_string(p.n()) + ", K=" + std::to_string(p.k()) + ")";
       });
 
   m.def("gemm_s32", &gemm_raw<int32_t>, "a"_a, "b"_a,

@@ -24,9 +24,7 @@ struct Ptq {
 GruPtqOptions ptq_options(const std::string& method, const std::string& rounding, bool bias_correction, double gptq_damp,
                           int search_sweeps, int64_t max_search_steps, double ema_decay, double percentile, int bins) {
   GruPtqOptions o;
-  require(method == "auto" || method == "minmax" || method == "ema" || method == "percentile" || method == "mse",
-          "method must be 'auto', 'minmax', 'ema', 'percentile' or 'mse', got '", method, "'");
-  if (method != "auto") o.method = parse_calib_method(method);
+  o.method = parse_range_method(method);
   o.rounding = parse_weight_rounding(rounding);
   o.bias_correction = bias_correction;
   o.gptq_damp = gptq_damp;

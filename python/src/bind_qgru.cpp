@@ -45,12 +45,11 @@ GruQuantConfig config_arg(const pyb::object& config, const pyb::object& scales) 
   } else if (pyb::isinstance<pyb::str>(config)) {
     const std::string name = config.cast<std::string>();
     // Earlier versions also read JSON text and file paths from a string: say where they went.
-    require(name == "int8" || name == "int16", "config='", name,
+    require(GruQuantConfig::is_base_name(name), "config='", name,
             "': a string names a base configuration, 'int8' or 'int16'; pass JSON text as "
             "GruQuantConfig.from_json(text) and a JSON file as pathlib.Path(path) or GruQuantConfig.load(path)");
-    const ScaleKind kind = parse_scales(scales.is_none() ? "pow2" : scales.cast<std::string>());
     named = true;
-    c = name == "int8" ? GruQuantConfig::int8(kind) : GruQuantConfig::int16(kind);
+    c = GruQuantConfig::base(name, parse_scales(scales.is_none() ? "pow2" : scales.cast<std::string>()));
   } else if (pyb::hasattr(config, "__fspath__")) {
     c = GruQuantConfig::load(path_arg(config));
   } else {
@@ -80,8 +79,7 @@ pyb::dict config_bits(const GruQuantConfig& c) {
 }
 
 GruQuantConfig make_config(const std::string& base, const std::string& scales, const pyb::object& bits) {
-  require(base == "int8" || base == "int16", "base must be 'int8' or 'int16', got '", base, "'");
-  GruQuantConfig c = base == "int8" ? GruQuantConfig::int8(parse_scales(scales)) : GruQuantConfig::int16(parse_scales(scales));
+  GruQuantConfig c = GruQuantConfig::base(base, parse_scales(scales), "base");
   if (!bits.is_none()) {
     for (const auto& [k, v] : bits.cast<pyb::dict>()) {
       const GruOp op = parse_gru_op(pyb::str(k).cast<std::string>());

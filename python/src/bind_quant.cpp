@@ -17,30 +17,6 @@ namespace fixq::py {
 
 namespace {
 
-Symmetry parse_symmetry(const std::string& s) {
-  if (s == "symmetric") return Symmetry::Symmetric;
-  if (s == "asymmetric") return Symmetry::Asymmetric;
-  fail("symmetry must be 'symmetric' or 'asymmetric', got '", s, "'");
-}
-
-// Accepts both the library's spelling ("per-channel") and Python's ("per_channel").
-Granularity parse_granularity(std::string s) {
-  for (char& c : s)
-    if (c == '_') c = '-';
-  if (s == "per-tensor") return Granularity::PerTensor;
-  if (s == "per-channel") return Granularity::PerChannel;
-  if (s == "per-group") return Granularity::PerGroup;
-  if (s == "per-token") return Granularity::PerToken;
-  fail("granularity must be 'per_tensor', 'per_channel', 'per_group' or 'per_token', got '", s, "'");
-}
-
-std::string granularity_name(Granularity g) {
-  std::string s = to_string(g);
-  for (char& c : s)
-    if (c == '-') c = '_';
-  return s;
-}
-
 // QuantScheme.__init__: the strings parsed, then the library's one constructor.
 QuantScheme scheme_from_strings(int bits, bool is_signed, const std::string& symmetry, const std::string& scale,
                                 const std::string& granularity, int axis, int64_t group_size) {
@@ -140,8 +116,7 @@ pyb::array quantize_as(const carray<float>& x, const QuantParams& p, NanPolicy n
 }
 
 pyb::array quantize_py(const pyb::object& x_obj, const QuantParams& p, const std::string& nan, const pyb::object& dtype) {
-  require(nan == "error" || nan == "zero_point", "nan must be 'error' or 'zero_point', got '", nan, "'");
-  const NanPolicy policy = nan == "error" ? NanPolicy::Error : NanPolicy::ToZeroPoint;
+  const NanPolicy policy = parse_nan_policy(nan);
   const carray<float> x = as_float_array(x_obj, "x");
   const std::string t = storage_dtype(p.scheme.format, dtype);
   if (t == "int8") return quantize_as<int8_t>(x, p, policy);
@@ -199,7 +174,7 @@ void bind_quant(pyb::module_& m) {
       .def_property_readonly("signed", [](const QuantScheme& s) { return s.format.is_signed; })
       .def_property_readonly("symmetry", [](const QuantScheme& s) { return to_string(s.symmetry); })
       .def_property_readonly("scale", [](const QuantScheme& s) { return to_string(s.scale_kind); })
-      .def_property_readonly("granularity", [](const QuantScheme& s) { return granularity_name(s.granularity); })
+      .def_property_readonly("granularity", [](const QuantScheme& s) { return to_string(s.granularity); })
       .def_property_readonly("axis", [](const QuantScheme& s) { return s.axis; })
       .def_property_readonly("group_size", [](const QuantScheme& s) { return s.group_size; })
       .def_property_readonly("format", [](const QuantScheme& s) { return s.format.name(); }, "'int8', 'uint4', ...")
@@ -214,7 +189,7 @@ void bind_quant(pyb::module_& m) {
       .def("__repr__", [](const QuantScheme& s) {
         std::string r = "QuantScheme(bits=" + std::to_string(s.format.bits) + ", signed=" + (s.format.is_signed ? "True" : "False") +
                         ", symmetry='" + to_string(s.symmetry) + "', scale='" + to_string(s.scale_kind) + "', granularity='" +
-                        granularity_name(s.granularity) + "'";
+                        to_string(s.granularity) + "'";
         if (s.granularity == Granularity::PerChannel || s.granularity == Granularity::PerGroup) r += ", axis=" + std::to_string(s.axis);
         if (s.granularity == Granularity::PerGroup) r += ", group_size=" + std::to_string(s.group_size);
         return r + ")";
@@ -241,7 +216,7 @@ void bind_quant(pyb::module_& m) {
           "int32 array with scale == 2**-exponent (pow2 schemes), else None")
       .def("__len__", &QuantParams::size)
       .def("__repr__", [](const QuantParams& p) {
-        return "QuantParams(" + p.scheme.format.name() + ", " + granularity_name(p.scheme.granularity) + ", shape " +
+        return "QuantParams(" + p.scheme.format.name() + ", " + to_string(p.scheme.granularity) + ", shape " +
                shape_str(p.shape) + ")";
       });
 

@@ -1,5 +1,6 @@
 // Rounding helpers and fixed-point scales (fixq/arith.h, Parts 1 and 2).
 #include <cmath>
+#include <utility>
 
 #include "fixq/arith.h"
 #include "fixq/error.h"
@@ -56,8 +57,13 @@ double FixedPointScale::real() const { return std::ldexp(static_cast<double>(m),
 std::string to_string(ScaleKind kind) { return kind == ScaleKind::PowerOfTwo ? "pow2" : "multiplier"; }
 
 ScaleKind parse_scale_kind(std::string_view text, std::string_view what) {
-  if (text == "pow2" || text == "power-of-two") return ScaleKind::PowerOfTwo;
-  if (text == "multiplier" || text == "float") return ScaleKind::Multiplier;
+  if (text == "pow2") return ScaleKind::PowerOfTwo;
+  if (text == "multiplier") return ScaleKind::Multiplier;
+  for (const auto& [old, kind] : {std::pair{"power-of-two", ScaleKind::PowerOfTwo}, std::pair{"float", ScaleKind::Multiplier}})
+    if (text == old) {
+      note_deprecated_spelling(what, text, to_string(kind));
+      return kind;
+    }
   fail(what, " must be pow2 or multiplier, got '", text, "'");
 }
 

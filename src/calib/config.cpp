@@ -21,7 +21,7 @@ std::string to_string(CalibMethod method) {
 }
 
 CalibMethod parse_calib_method(std::string_view name) {
-  for (CalibMethod m : {CalibMethod::MinMax, CalibMethod::Ema, CalibMethod::Percentile, CalibMethod::Mse})
+  for (CalibMethod m : kCalibMethods)
     if (name == to_string(m)) return m;
   fail("unknown calibration method \"", name, "\": expected minmax, ema, percentile or mse");
 }

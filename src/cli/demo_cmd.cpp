@@ -1,14 +1,17 @@
 // fixq demo: the main job. Quantizes the embedded real model (a character-level GRU
-// language model trained on Debian's license texts, data/charlm) to integer-only GRUs,
-// scores float and fixed point on held-out text in bits per character, times them, lets
-// the int8 model write, and shows what each weight scheme costs.
+// language model trained on Debian's license texts, data/charlm, installed with fixq:
+// cli/demo_data.h) to integer-only GRUs, scores float and fixed point on held-out text in
+// bits per character, times them, lets the int8 model write, and shows what each weight
+// scheme costs.
 #include <nlohmann/json.hpp>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/charlm.h"
 #include "cli/commands.h"
+#include "cli/demo_data.h"
 #include "cli/demo_speech.h"
 #include "compare/timing.h"
 #include "fixq/cpu.h"
@@ -29,12 +32,8 @@ constexpr int64_t kCalibBatch = 8;
 
 std::vector<float> calibration_batch(const CharLm& lm, const std::vector<uint8_t>& ids) {
   const int64_t T = static_cast<int64_t>(ids.size()) / kCalibBatch;
-  std::vector<float> x(static_cast<size_t>(T * kCalibBatch * lm.embed));
-  const std::vector<float> e = lm.embed_ids(ids);
-  for (int64_t b = 0; b < kCalibBatch; ++b)
-    for (int64_t t = 0; t < T; ++t)
-      std::copy_n(e.begin() + (b * T + t) * lm.embed, lm.embed, x.begin() + (t * kCalibBatch + b) * lm.embed);
-  return x;
+  const std::vector<float> e = lm.embed_ids(ids);  // the text's first kCalibBatch * T ids: [B, T, E]
+  return time_major_items(e.data(), Shape{kCalibBatch, T, lm.embed}, true, 0, kCalibBatch);
 }
 
 Shape calibration_shape(const CharLm& lm, const std::vector<uint8_t>& ids) {
@@ -60,21 +59,18 @@ void print_row(const Row& r, double float_bpc) {
 }
 
 // What a PyTorch user would otherwise pick: torch's own float GRU and its dynamic int8
-// quantization, scored by tools/charlm_torch_int8.py with the same protocol (it checks that
-// its float bpc matches ours). Skipped with a note when Debian's torch is not there.
+// quantization, scored by the Python package's baseline (python/fixq/baselines/charlm.py)
+// with the same protocol (it checks that its float bpc matches ours). Left out with a note
+// where Python, the fixq package or torch is not there.
 void torch_rows(const std::string& dir, double float_bpc) {
-  const std::string script = std::string(FIXQ_SOURCE_DIR) + "/tools/charlm_torch_int8.py";
-  const std::string cmd = "/usr/bin/python3 '" + script + "' --repeats 3 --data '" + dir + "' 2>&1";
-  std::string text;
-  if (FILE* pipe = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
-    if (pclose(pipe) != 0) text = "error: " + text;
+  std::string why;
+  const std::optional<nlohmann::json> j = torch_baseline("charlm", dir, 3, &why);
+  if (!j) {
+    std::printf("  (PyTorch rows left out: %s)\n", why.c_str());
+    return;
   }
   try {
-    const nlohmann::json j = nlohmann::json::parse(text);
-    for (const auto& r : j.at("rows")) {
+    for (const auto& r : j->at("rows")) {
       const std::string engine = r.at("engine").is_null() ? "-" : r.at("engine").get<std::string>();
       if (r.contains("error")) {
         std::printf("  %-21s %-11s %s\n", r.at("name").get<std::string>().c_str(), engine.c_str(),
@@ -87,9 +83,8 @@ void torch_rows(const std::string& dir, double float_bpc) {
                  r.at("us_per_step").get<double>()},
                 float_bpc);
     }
-  } catch (const std::exception&) {
-    const std::string first = text.substr(0, text.find('\n'));
-    std::printf("  (PyTorch rows skipped: %s)\n", first.empty() ? "no output from /usr/bin/python3" : first.c_str());
+  } catch (const nlohmann::json::exception& e) {
+    std::printf("  (PyTorch rows left out: the baseline's JSON lacks a field: %s)\n", e.what());
   }
 }
 
@@ -119,7 +114,8 @@ void weights_table(const std::string& name, const std::vector<float>& w, const S
   }
 }
 
-void run(const std::string& dir) {
+void run(const std::string& data) {
+  const std::string dir = demo_data_dir("charlm", data);
   set_gemm_threads(1);  // the table compares single-thread speeds
   const CharLm lm = CharLm::load(dir);
   const std::vector<uint8_t> calib = load_ids(dir + "/calib_ids.npy");
@@ -228,16 +224,16 @@ void run(const std::string& dir) {
 }  // namespace
 
 void register_demo(CLI::App& app) {
-  auto dir = std::make_shared<std::string>(std::string(FIXQ_SOURCE_DIR) + "/data/charlm");
-  auto speech = std::make_shared<std::string>(std::string(FIXQ_SOURCE_DIR) + "/data/speech");
-  CLI::App* cmd = app.add_subcommand("demo", "Quantize the embedded real GRU language model and compare it with float");
-  cmd->add_option("--data", *dir, "folder of the embedded model (data/charlm)")->capture_default_str();
-  cmd->add_option("--speech-data", *speech, "folder of the embedded speech-enhancement model (data/speech)")
-      ->capture_default_str();
+  auto dir = std::make_shared<std::string>();
+  auto speech = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("demo", "Quantize the embedded real GRU models and compare them with float");
+  cmd->add_option("--data", *dir, "folder of the language model's files (default: the one installed with fixq, share/fixq/charlm)");
+  cmd->add_option("--speech-data", *speech,
+                  "folder of the speech-enhancement model's files (default: the installed one, share/fixq/speech)");
   cmd->footer("Example:\n  build/bin/fixq demo\n(regenerate the model: /usr/bin/python3 tools/train_charlm.py --out data/charlm;\n"
               " its text ids: /usr/bin/python3 tools/charlm_text.py --data data/charlm)");
   cmd->callback([dir, speech] {
-    const auto speech_part = prepare_speech_demo(*speech);
+    const auto speech_part = prepare_speech_demo(demo_data_dir("speech", *speech));
     run(*dir);
     speech_part();
   });

@@ -7,9 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/demo_data.h"
 #include "cli/speech_model.h"
 #include "compare/timing.h"
 #include "fixq/gru_ptq.h"
@@ -31,21 +33,18 @@ void print_row(const Row& r, double float_db) {
               r.s.snr_gain_db, r.s.snr_gain_db - float_db, r.s.mask_mse, r.cosine);
 }
 
-// torch's float GRU and its dynamic int8 quantization on both engines, scored by
-// tools/speech_torch_int8.py with tools/speech_task.py's definitions (which this file's
-// scores follow); skipped with a note when Debian's torch is not there.
+// torch's float GRU and its dynamic int8 quantization on both engines, from the Python
+// package's fixq.baselines.speech with the same task definitions (fixq.baselines._speech_task,
+// which this file's scores follow); left out with a one-line note where torch is missing.
 void torch_rows(const std::string& dir, double float_db) {
-  const std::string script = std::string(FIXQ_SOURCE_DIR) + "/tools/speech_torch_int8.py";
-  const std::string cmd = "/usr/bin/python3 '" + script + "' --data '" + dir + "' 2>&1";
-  std::string text;
-  if (FILE* pipe = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) text.append(buf, n);
-    if (pclose(pipe) != 0) text = "error: " + text;
+  std::string why;
+  const std::optional<nlohmann::json> j = torch_baseline("speech", dir, 3, &why);
+  if (!j) {
+    std::printf("  (PyTorch rows left out: %s)\n", why.c_str());
+    return;
   }
   try {
-    const nlohmann::json j = nlohmann::json::parse(text);
-    for (const auto& r : j.at("rows")) {
+    for (const auto& r : j->at("rows")) {
       const std::string engine = r.at("engine").is_null() ? "-" : r.at("engine").get<std::string>();
       const std::string name = engine == "-" ? "torch f32" : "torch int8";
       if (r.contains("error")) {
@@ -56,9 +55,8 @@ void torch_rows(const std::string& dir, double float_db) {
                  {r.at("snr_gain_db").get<double>(), 0.0, r.at("mask_mse").get<double>()}, r.at("cosine").get<double>()},
                 float_db);
     }
-  } catch (const std::exception&) {
-    const std::string first = text.substr(0, text.find('\n'));
-    std::printf("  (PyTorch rows skipped: %s)\n", first.empty() ? "no output from /usr/bin/python3" : first.c_str());
+  } catch (const nlohmann::json::exception& e) {
+    std::printf("  (PyTorch rows left out: the baseline's JSON lacks a field: %s)\n", e.what());
   }
 }
 

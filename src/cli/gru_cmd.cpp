@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,12 +10,12 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "fixq/error.h"
+#include "fixq/file_kind.h"
 #include "fixq/gru_ptq.h"
 #include "fixq/metrics.h"
 #include "fixq/npy.h"
 #include "fixq/qgru.h"
 #include "fixq/report.h"
-#include "fixq/safetensors.h"
 
 namespace fixq::cli {
 
@@ -36,8 +37,7 @@ struct Options {
 
 GruQuantConfig make_config(const Options& o) {
   const ScaleKind kind = parse_scale_kind(o.scales, "--scales");
-  if (o.config == "int8") return GruQuantConfig::int8(kind);
-  if (o.config == "int16") return GruQuantConfig::int16(kind);
+  if (GruQuantConfig::is_base_name(o.config)) return GruQuantConfig::base(o.config, kind, "--config");
   try {
     return GruQuantConfig::load(o.config);  // neither name: a JSON config file
   } catch (const IoError& e) {
@@ -45,55 +45,28 @@ GruQuantConfig make_config(const Options& o) {
   }
 }
 
-// A sequence file: [T, B, C] (or [B, T, C] with --batch-first) float32.
+// A sequence file: [T, B, C], or [B, T, C] with --batch-first.
 struct Sequences {
   Shape shape;
   std::vector<float> data;
-  int64_t T() const { return shape[0]; }
-  int64_t B() const { return shape[1]; }
+  bool batch_first = false;
+  int64_t T() const { return shape[batch_first ? 1 : 0]; }
+  int64_t B() const { return shape[batch_first ? 0 : 1]; }
   int64_t C() const { return shape[2]; }
 };
 
 Sequences load_sequences(const std::string& path, bool batch_first) {
   Sequences s;
+  s.batch_first = batch_first;
   s.data = load_npy_f32(path, &s.shape);
   require(s.shape.size() == 3, path, ": sequences must be 3-D [T, B, C] (or [B, T, C] with --batch-first), got ",
           shape_str(s.shape));
-  if (batch_first) {  // to time-major, once
-    const int64_t B = s.shape[0], T = s.shape[1], C = s.shape[2];
-    std::vector<float> t(s.data.size());
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t i = 0; i < T; ++i) std::copy_n(s.data.begin() + (b * T + i) * C, C, t.begin() + (i * B + b) * C);
-    s.data = std::move(t);
-    s.shape = {T, B, C};
-  }
   return s;
-}
-
-// Items [b0, b1) of time-major sequences.
-std::vector<float> batch_slice(const Sequences& s, int64_t b0, int64_t b1) {
-  std::vector<float> out;
-  out.reserve(static_cast<size_t>(s.T() * (b1 - b0) * s.C()));
-  for (int64_t t = 0; t < s.T(); ++t)
-    out.insert(out.end(), s.data.begin() + (t * s.B() + b0) * s.C(), s.data.begin() + (t * s.B() + b1) * s.C());
-  return out;
-}
-
-// A .fixq file is safetensors (8 bytes of header length, then '{') marked gru-quantized.
-bool is_quantized(const std::string& path) {
-  char head[9] = {};
-  std::ifstream(path, std::ios::binary).read(head, sizeof head);
-  if (head[8] != '{') return false;
-  const SafetensorsFile f(path);
-  const auto it = f.metadata().find("fixq.format");
-  return it != f.metadata().end() && it->second == "gru-quantized";
 }
 
 GruPtqOptions ptq_options(const Options& o) {
   GruPtqOptions p;
-  require(o.method == "auto" || o.method == "minmax" || o.method == "ema" || o.method == "percentile" || o.method == "mse",
-          "--method must be auto, minmax, ema, percentile or mse, got '", o.method, "'");
-  if (o.method != "auto") p.method = parse_calib_method(o.method);
+  p.method = parse_range_method(o.method, "--method");
   p.rounding = parse_weight_rounding(o.rounding);
   p.bias_correction = !o.no_bias_correction;
   return p;
@@ -138,7 +111,7 @@ void quantize_cmd(const Options& o) {
     Progress bar("calibrating " + path, s.B());
     for (int64_t b0 = 0; b0 < s.B(); b0 += o.calib_batch) {
       const int64_t b1 = std::min(s.B(), b0 + o.calib_batch);
-      const std::vector<float> x = batch_slice(s, b0, b1);
+      const std::vector<float> x = time_major_items(s.data.data(), s.shape, s.batch_first, b0, b1);
       ptq.observe(x.data(), Shape{s.T(), b1 - b0, s.C()});
       bar.advance(b1 - b0);
     }
@@ -176,7 +149,8 @@ void quantize_cmd(const Options& o) {
   std::printf("calibrated on %lld sequences (%s, %s scales, ranges %s, rounding %s%s): calibration output cosine %.6f -> %s\n",
               static_cast<long long>(total), o.auto_bits ? "auto bits" : o.config.c_str(),
               to_string(result.params.config.scale_kind).c_str(),
-              o.method == "auto" ? "per operator by output error" : o.method.c_str(), o.rounding.c_str(),
+              o.method == range_method_name(std::nullopt) ? "per operator by output error" : o.method.c_str(),
+              o.rounding.c_str(),
               o.no_bias_correction ? "" : ", bias correction", result.calib_cosine, o.out.c_str());
 }
 
@@ -186,18 +160,19 @@ void run_cmd(const Options& o) {
   if (!o.lengths.empty()) lengths = load_npy_i64(o.lengths);
   GruRunOptions opt;
   opt.lengths = lengths;
+  opt.batch_first = s.batch_first;
   opt.threads = o.threads;
   GruOutput out;
-  if (is_quantized(o.model)) {
+  if (file_kind(o.model) == FileKind::GruQuantized) {
     require(o.prefix.empty(), "--prefix picks a GRU inside a float model file; ", o.model, " is a quantized model");
     out = QuantizedGru::load(o.model).forward(s.data.data(), s.shape, opt);
   } else {
     out = gru_forward(load_gru_float(o.model, o.prefix), s.data.data(), s.shape, opt);
   }
   const int64_t F = static_cast<int64_t>(out.y.size()) / std::max<int64_t>(1, s.T() * s.B());
-  save_npy_f32(o.out, out.y.data(), Shape{s.T(), s.B(), F});
-  std::printf("%s %s -> %s [%lld, %lld, %lld]\n", o.model.c_str(), o.input.c_str(), o.out.c_str(),
-              static_cast<long long>(s.T()), static_cast<long long>(s.B()), static_cast<long long>(F));
+  const Shape y_shape = s.batch_first ? Shape{s.B(), s.T(), F} : Shape{s.T(), s.B(), F};
+  save_npy_f32(o.out, out.y.data(), y_shape);
+  std::printf("%s %s -> %s %s\n", o.model.c_str(), o.input.c_str(), o.out.c_str(), shape_str(y_shape).c_str());
 }
 
 void eval_cmd(const Options& o) {
@@ -208,6 +183,7 @@ void eval_cmd(const Options& o) {
   require(s.C() == model.input_size, o.input, ": sequences have ", s.C(), " features, the model expects ", model.input_size);
   const bool report = !o.report.empty();
   GruEvalOptions eo;
+  eo.batch_first = s.batch_first;
   eo.value_histograms = report;  // the report's ranges section
   GruEvaluation r;
   {
@@ -318,13 +294,13 @@ void register_gru(CLI::App& app) {
   rc->add_option("--prefix", r->prefix, kPrefixHelp);
   rc->add_option("--input", r->input, "sequences .npy [T, B, C]")->required()->check(CLI::ExistingFile);
   rc->add_option("--lengths", r->lengths, "int64 .npy [B] of real steps per sequence")->check(CLI::ExistingFile);
-  rc->add_flag("--batch-first", r->batch_first, "sequences are [B, T, C]");
+  rc->add_flag("--batch-first", r->batch_first, "sequences are [B, T, C], and so are the outputs");
   rc->add_option("--threads", r->threads,
                  "threads: from a batch of 16, the batch is split over them, with the same outputs (0: every "
                  "hardware thread, or FIXQ_NUM_THREADS)")
       ->capture_default_str()
       ->check(CLI::Range(0, kGruMaxThreads));
-  rc->add_option("-o,--output", r->out, "outputs .npy [T, B, D*H]")->required();
+  rc->add_option("-o,--output", r->out, "outputs .npy [T, B, D*H] ([B, T, D*H] with --batch-first)")->required();
   rc->footer("Example (gru.fixq and ref/x.npy as made in `fixq gru quantize --help`):\n"
              "  build/bin/fixq gru run --model gru.fixq --input ref/x.npy -o y.npy\n"
              "  build/bin/fixq gru run --model gru.fixq --input ref/x.npy --threads 2 -o y.npy");

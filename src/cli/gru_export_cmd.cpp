@@ -18,14 +18,7 @@ struct ExportOptions {
   std::string model, out, name = "gru";
 };
 
-void require_dir(const std::string& dir) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
-    fail("-o '", dir, "' is not a directory; create it first (mkdir -p ", dir, ")");
-}
-
 void tables_cmd(const ExportOptions& o) {
-  require_dir(o.out);
   const QuantizedGru q = QuantizedGru::load(o.model);
   const std::vector<std::string> files = write_gru_tables(q, o.out);
   std::printf("%s: %zu tables -> %s (.npy per table, tables.h)\n", o.model.c_str(), files.size() - 1, o.out.c_str());
@@ -33,7 +26,6 @@ void tables_cmd(const ExportOptions& o) {
 
 void export_c_cmd(const ExportOptions& o) {
   validate_c_name(o.name);  // before loading: a typo costs nothing
-  require_dir(o.out);
   const QuantizedGru q = QuantizedGru::load(o.model);
   CExportOptions opt;
   opt.name = o.name;
@@ -48,22 +40,22 @@ void register_gru_export(CLI::App& gru) {
   auto t = std::make_shared<ExportOptions>();
   CLI::App* tc = gru.add_subcommand("tables", "Write a quantized GRU's activation tables as .npy files and C arrays");
   tc->add_option("--model", t->model, "quantized .fixq")->required()->check(CLI::ExistingFile);
-  tc->add_option("-o,--output", t->out, "existing directory for cell{c}.{sig_z,sig_r,tanh_g}.npy and tables.h")->required();
+  tc->add_option("-o,--output", t->out, "directory for cell{c}.{sig_z,sig_r,tanh_g}.npy and tables.h (created when missing)")->required();
   tc->footer("The entries are the ones the .fixq file stores and every fixq run uses (docs/spec.md 4.4).\n"
              "Example (gru.fixq as made in `fixq gru quantize --help`):\n"
-             "  mkdir -p tables && build/bin/fixq gru tables --model gru.fixq -o tables");
+             "  build/bin/fixq gru tables --model gru.fixq -o tables");
   tc->callback([t] { tables_cmd(*t); });
 
   auto e = std::make_shared<ExportOptions>();
   CLI::App* ec = gru.add_subcommand("export-c", "Write a quantized GRU as standalone C99 (NAME.h, NAME.c) for microcontrollers");
   ec->add_option("--model", e->model, "quantized .fixq")->required()->check(CLI::ExistingFile);
-  ec->add_option("-o,--output", e->out, "existing directory for NAME.h and NAME.c")->required();
+  ec->add_option("-o,--output", e->out, "directory for NAME.h and NAME.c (created when missing)")->required();
   ec->add_option("--name", e->name, "C prefix of every symbol and the file names (a C identifier)")->capture_default_str();
   ec->footer("Integer-only C99: no heap, no libm, only <stdint.h>, <stddef.h>, <string.h>; bit-exact with\n"
              "`fixq gru run`. API in NAME.h: NAME_state, NAME_reset, NAME_step (NAME_sequence for a bidirectional\n"
              "model), NAME_quantize_x, NAME_dequantize_h (define NAME_NO_FLOAT to drop these two).\n"
              "Example (gru.fixq as made in `fixq gru quantize --help`):\n"
-             "  mkdir -p mcu && build/bin/fixq gru export-c --model gru.fixq -o mcu --name kws\n"
+             "  build/bin/fixq gru export-c --model gru.fixq -o mcu --name kws\n"
              "  gcc -std=c99 -O2 -c mcu/kws.c -o kws.o");
   ec->callback([e] { export_c_cmd(*e); });
 }

@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "fixq/error.h"
+#include "fixq/version.h"
 
 namespace {
 
@@ -61,6 +62,7 @@ int report(const std::string& what, const std::string& todo, int code) {
 int main(int argc, char** argv) {
   CLI::App app{"fixq: integer-only quantized inference (fixed-point GRU, integer GEMM, formats)", "fixq"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "fixq " + std::string(fixq::version()), "Print fixq's version and exit");
   app.footer("Run 'fixq <command> --help' for a command's options and a worked example.\n"
              "Example:\n  build/bin/fixq info\n  build/bin/fixq gru --help");
   fixq::cli::register_info(app);

@@ -20,42 +20,16 @@ struct Options {
   bool is_unsigned = false;
   bool symmetric = false;
   bool pow2 = false;
-  std::string granularity = "tensor";
+  std::string granularity = "per_tensor";
   int axis = 0;
   int64_t group_size = 32;
   std::string calib = "minmax";
 };
 
-Granularity parse_granularity(const std::string& g) {
-  if (g == "tensor") return Granularity::PerTensor;
-  if (g == "channel") return Granularity::PerChannel;
-  if (g == "group") return Granularity::PerGroup;
-  if (g == "token") return Granularity::PerToken;
-  fail("unknown granularity '", g, "': expected tensor, channel, group or token");
-}
-
-// Parameters for one bit width: calibrated by an observer for per-tensor and per-channel
-// schemes, by a min/max pass for the others (whose slots observers do not model).
-QuantParams calibrated(const std::vector<float>& x, const Shape& shape, const QuantScheme& s, CalibMethod m) {
-  if (s.granularity != Granularity::PerTensor && s.granularity != Granularity::PerChannel) {
-    require(m == CalibMethod::MinMax, "--calib ", to_string(m), " supports tensor and channel granularity;",
-            " use --calib minmax with ", to_string(s.granularity));
-    return params_from_tensor(x.data(), shape, s);
-  }
-  ObserverConfig cfg;
-  cfg.method = m;
-  cfg.per_channel = s.granularity == Granularity::PerChannel;
-  cfg.axis = s.axis;
-  Observer obs(cfg);
-  obs.observe(x.data(), shape);
-  const std::vector<Range> r = obs.ranges(s);
-  return params_from_ranges(s, shape, r);
-}
-
 void run(const Options& o) {
   Shape shape;
   const std::vector<float> x = load_npy_f32(o.path, &shape);
-  const Granularity g = parse_granularity(o.granularity);
+  const Granularity g = parse_granularity(o.granularity, "--granularity");
   const CalibMethod m = parse_calib_method(o.calib);
   // Every bit width first, so that a bad --bits or --calib fails before any output.
   const ScaleKind kind = o.pow2 ? ScaleKind::PowerOfTwo : ScaleKind::Multiplier;
@@ -63,7 +37,7 @@ void run(const Options& o) {
   for (int b : o.bits) {
     const QuantScheme s = QuantScheme::make(b, !o.is_unsigned, o.symmetric ? Symmetry::Symmetric : Symmetry::Asymmetric,
                                             kind, g, o.axis, o.group_size);
-    const ErrorStats e = quantization_error(x, shape, calibrated(x, shape, s, m));
+    const ErrorStats e = quantization_error(x, shape, params_from_tensor(x.data(), shape, s, m));
     lines.push_back(e.llama_line(s.format.name()) + "\n    " + e.summary());
   }
   std::printf("%s %s: %s %s %s, %s scale, calibration %s\n", o.path.c_str(), shape_str(shape).c_str(),
@@ -82,13 +56,13 @@ void register_quant_error(CLI::App& app) {
   cmd->add_flag("--unsigned", o->is_unsigned, "unsigned integers (default signed)");
   cmd->add_flag("--symmetric", o->symmetric, "symmetric (zero point fixed) instead of asymmetric");
   cmd->add_flag("--pow2", o->pow2, "pow2 scales (powers of two: shifts only) instead of multiplier scales");
-  cmd->add_option("--granularity", o->granularity, "tensor, channel, group or token")->capture_default_str();
+  cmd->add_option("--granularity", o->granularity, "per_tensor, per_channel, per_group or per_token")->capture_default_str();
   cmd->add_option("--axis", o->axis, "channel or group axis (negative counts from the end)")->capture_default_str();
   cmd->add_option("--group-size", o->group_size, "group size along --axis")->capture_default_str();
   cmd->add_option("--calib", o->calib, "minmax, ema, percentile or mse")->capture_default_str();
   cmd->footer(
       "Prints llama.cpp quantize-stats lines (rmse, maxerr, 95pct, median) and nmse, mae, cosine, SQNR.\n"
-      "Example:\n  build/bin/fixq quant-error data/charlm/gru.weight_hh_l0.npy --symmetric --granularity channel --bits 4,8");
+      "Example:\n  build/bin/fixq quant-error data/charlm/gru.weight_hh_l0.npy --symmetric --granularity per_channel --bits 4,8");
   cmd->callback([o] { run(*o); });
 }
 

@@ -14,7 +14,7 @@ namespace fixq::cli {
 
 namespace {
 
-// tools/speech_task.py: segmental SNR clamped per frame, speech frames within 40 dB of
+// python/fixq/baselines/_speech_task.py: segmental SNR clamped per frame, speech frames within 40 dB of
 // their segment's loudest.
 constexpr double kSnrMinDb = -10.0, kSnrMaxDb = 35.0, kActiveDb = 40.0;
 

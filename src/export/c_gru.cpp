@@ -1,6 +1,9 @@
-// export_gru_c: the integer plan of a QuantizedGru (docs/spec.md section 4) written out as
-// C99 constants around the model-independent operator code of c_gru_code.cpp.
+// export_gru_c: the integer constants of a QuantizedGru (docs/spec.md section 4, as
+// QuantizedGru::cell_constants gives them) and its parameters written out as C99 constants
+// around the model-independent operator code of c_gru_code.cpp.
+#include <array>
 #include <cstdio>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -8,7 +11,7 @@
 #include "export/c_text.h"
 #include "fixq/error.h"
 #include "fixq/export.h"
-#include "gru/int/model.h"
+#include "fixq/qgru.h"
 #include "io/atomic_file.h"
 
 namespace fixq {
@@ -19,14 +22,22 @@ using export_detail::c_array_body;
 using export_detail::c_float;
 using export_detail::c_int;
 using export_detail::c_macro_int;
-using gru_detail::CellPlan;
-using gru_detail::OpQ;
 
 // The largest element count the generated int32 indices and size_t products handle on
 // every target (a 16-bit size_t aside).
 constexpr int64_t kMaxArray = int64_t{1} << 30;
 
 const char* c_type(int bits) { return bits <= 8 ? "int8_t" : "int16_t"; }
+
+// One per-tensor operator as the generated code holds it: its zero point and integer
+// range, both its parameters' own; stored in 8 bits up to 8-bit operators, else 16.
+struct OpQ {
+  int32_t zp = 0;
+  IntRange range;
+  bool narrow = true;
+};
+
+OpQ op_q(const QuantParams& p) { return {p.zero_point[0], p.scheme.format.range(), p.scheme.format.bits <= 8}; }
 
 std::string op_init(const OpQ& q) {
   return "{" + c_int(q.zp) + ", " + c_int(q.range.qmin) + ", " + c_int(q.range.qmax) + "}";
@@ -75,7 +86,7 @@ TableText table_text(const ActivationLut& t, const std::string& name, const std:
   TableText r;
   std::string field;
   if (t.direct()) {
-    const bool narrow = out.storage == IntType::S8;
+    const bool narrow = out.narrow;
     r.array = array_def(narrow ? "int8_t" : "int16_t", name, v, what + ": direct, entry q - (" + c_int(t.input_min()) + ")");
     field = narrow ? ".direct8 = " : ".direct16 = ";
   } else {
@@ -90,24 +101,33 @@ TableText table_text(const ActivationLut& t, const std::string& name, const std:
 }
 
 struct Model {
-  const QuantizedGru::Impl* m;
-  int L, D, cells;
+  const GruQuantParams* params;
+  std::vector<GruCellConstants> cells;  // [layer * D + direction]
+  int L, D;
   int64_t C, H;
   int bits_x, bits_h, bits_w, bits_r;
+  OpQ op(size_t cell, GruOp o) const { return op_q(params->cells[cell][o]); }
+  int64_t input_size(size_t cell) const { return static_cast<int64_t>(cells[cell].q_w.size()) / (3 * H); }
 };
 
+// The twelve fixed-point ratios of a cell, by their names in the generated code.
+std::array<std::pair<const char*, const FixedPointScale*>, 12> ratios(const GruCellConstants& k) {
+  return {{{"wx_to_z", &k.wx_to_z},       {"rh_to_z", &k.rh_to_z}, {"wx_to_r", &k.wx_to_r}, {"rh_to_r", &k.rh_to_r},
+           {"rh_to_rhab", &k.rh_to_rhab}, {"wx_to_g", &k.wx_to_g}, {"rrh_to_g", &k.rrh_to_g}, {"rrh_mul", &k.rrh_mul},
+           {"old_mul", &k.old_mul},       {"new_mul", &k.new_mul}, {"old_to_h", &k.old_to_h}, {"new_to_h", &k.new_to_h}}};
+}
+
 Model model_of(const QuantizedGru& q) {
-  const QuantizedGru::Impl& m = q.impl();
-  Model r{&m, m.num_layers, m.directions(), static_cast<int>(m.plans.size()), m.input_size, m.hidden_size,
-          m.params.config.bits_of(GruOp::X), m.params.config.bits_of(GruOp::H), m.params.config.bits_of(GruOp::W),
-          m.params.config.bits_of(GruOp::R)};
+  const GruQuantConfig& cfg = q.params().config;
+  Model r{&q.params(), {}, q.num_layers(), q.bidirectional() ? 2 : 1, q.input_size(), q.hidden_size(),
+          cfg.bits_of(GruOp::X), cfg.bits_of(GruOp::H), cfg.bits_of(GruOp::W), cfg.bits_of(GruOp::R)};
   const int64_t widest = std::max(r.C, r.D * r.H);
   if (3 * r.H * widest > kMaxArray || 3 * r.H * r.H > kMaxArray)
     fail("C export: a weight matrix of 3 x ", r.H, " x ", widest, " elements exceeds the generator's limit of 2^30 elements; ",
          "a model this size does not fit a microcontroller or DSP anyway");
-  for (const CellPlan& p : m.plans)
-    for (const FixedPointScale* s : {&p.wx_to_z, &p.rh_to_z, &p.wx_to_r, &p.rh_to_r, &p.rh_to_rhab, &p.wx_to_g, &p.rrh_to_g,
-                                     &p.rrh_mul, &p.old_mul, &p.new_mul, &p.old_to_h, &p.new_to_h})
+  for (size_t c = 0; c < static_cast<size_t>(r.L * r.D); ++c) r.cells.push_back(q.cell_constants(c));
+  for (const GruCellConstants& k : r.cells)
+    for (const auto& [name, s] : ratios(k))
       if (s->m <= 0) fail("C export: a fixed-point multiplier ", s->m, " is not positive; the model file is damaged");
   return r;
 }
@@ -118,7 +138,7 @@ bool int32_dot(int64_t n, int bits_a, int bits_b) {
 }
 
 std::string describe(const Model& mo) {
-  const GruQuantConfig& cfg = mo.m->params.config;
+  const GruQuantConfig& cfg = mo.params->config;
   std::string bits;
   for (int i = 0; i < kGruOpCount; ++i)
     bits += std::string(i ? ", " : "") + to_string(static_cast<GruOp>(i)) + " " + std::to_string(cfg.bits[static_cast<size_t>(i)]);
@@ -128,8 +148,8 @@ std::string describe(const Model& mo) {
 }
 
 std::string header_text(const Model& mo, const CExportOptions& o) {
-  const QuantParams& xp = mo.m->params.cells[0][GruOp::X];
-  const OpQ& x = mo.m->plans[0].x;
+  const QuantParams& xp = mo.params->cells[0][GruOp::X];
+  const OpQ x = mo.op(0, GruOp::X);
   std::string s = "/* $p.h: an integer-only GRU as standalone C99, generated by `fixq gru export-c`";
   s += o.source.empty() ? ".\n" : " from\n * " + o.source + ".\n";
   s += " * Do not edit: regenerate it from the .fixq file. It computes the integers of fixq's GRU\n"
@@ -184,60 +204,54 @@ std::string header_text(const Model& mo, const CExportOptions& o) {
 }
 
 std::string cell_text(const Model& mo, int c, std::string* init) {
-  const CellPlan& p = mo.m->plans[static_cast<size_t>(c)];
-  const int64_t H = mo.H, C = p.input_size, H3 = 3 * H;
+  const size_t cell = static_cast<size_t>(c);
+  const GruCellConstants& k = mo.cells[cell];
+  const int64_t H = mo.H, C = mo.input_size(cell), H3 = 3 * H;
   const std::string n = "cell" + std::to_string(c) + "_";
   const int layer = c / mo.D, dir = c % mo.D;
   std::string s = "\n/* ---- cell " + std::to_string(c) + ": layer " + std::to_string(layer) + ", " +
                   (dir == 0 ? "forward" : "reverse") + " ---- */\n";
-  s += array_def(c_type(mo.bits_w), n + "w", p.q_w, "q_W [3H][" + std::to_string(C) + "], rows z, r, g");
-  s += array_def(c_type(mo.bits_r), n + "r", p.q_r, "q_R [3H][H], rows z, r, g");
-  s += array_def("int32_t", n + "w_colsum", row_sums(p.q_w, H3, C), "row sums of q_W");
-  s += array_def("int32_t", n + "r_colsum", row_sums(p.q_r, H3, H), "row sums of q_R");
+  s += array_def(c_type(mo.bits_w), n + "w", k.q_w, "q_W [3H][" + std::to_string(C) + "], rows z, r, g");
+  s += array_def(c_type(mo.bits_r), n + "r", k.q_r, "q_R [3H][H], rows z, r, g");
+  s += array_def("int32_t", n + "w_colsum", row_sums(k.q_w, H3, C), "row sums of q_W");
+  s += array_def("int32_t", n + "r_colsum", row_sums(k.q_r, H3, H), "row sums of q_R");
   s += "/* S_W[j] S_x / S_Wx per row, {m, shift} */\nstatic const fx_scale " + n + "wx_scale[" + std::to_string(H3) +
-       "] = " + scale_array(p.wx_scale) + ";\n";
+       "] = " + scale_array(k.wx_scale) + ";\n";
   s += "/* S_R[j] S_h / S_Rh per row */\nstatic const fx_scale " + n + "rh_scale[" + std::to_string(H3) + "] = " +
-       scale_array(p.rh_scale) + ";\n";
-  s += array_def("int32_t", n + "bias_z", p.bias_z, "bias_z [H] in z_pre's LSBs");
-  s += array_def("int32_t", n + "bias_r", p.bias_r, "bias_r [H] in r_pre's LSBs");
-  s += array_def("int32_t", n + "bias_rhab", p.bias_rhab, "bias_rhab [H] in Rh_add_br's LSBs");
-  s += array_def("int32_t", n + "bias_g", p.bias_g, "bias_g [H] in g_pre's LSBs");
-  const TableText tz = table_text(p.sig_z, n + "sig_z", "sig_z: z_pre -> z_out", p.z_out);
-  const TableText tr = table_text(p.sig_r, n + "sig_r", "sig_r: r_pre -> r_out", p.r_out);
-  const TableText tg = table_text(p.tanh_g, n + "tanh_g", "tanh_g: g_pre -> g_out", p.g_out);
+       scale_array(k.rh_scale) + ";\n";
+  s += array_def("int32_t", n + "bias_z", k.bias_z, "bias_z [H] in z_pre's LSBs");
+  s += array_def("int32_t", n + "bias_r", k.bias_r, "bias_r [H] in r_pre's LSBs");
+  s += array_def("int32_t", n + "bias_rhab", k.bias_rhab, "bias_rhab [H] in Rh_add_br's LSBs");
+  s += array_def("int32_t", n + "bias_g", k.bias_g, "bias_g [H] in g_pre's LSBs");
+  const TableText tz = table_text(k.sig_z, n + "sig_z", "sig_z: z_pre -> z_out", mo.op(cell, GruOp::ZOut));
+  const TableText tr = table_text(k.sig_r, n + "sig_r", "sig_r: r_pre -> r_out", mo.op(cell, GruOp::ROut));
+  const TableText tg = table_text(k.tanh_g, n + "tanh_g", "tanh_g: g_pre -> g_out", mo.op(cell, GruOp::GOut));
   s += tz.array + tr.array + tg.array;
 
   // 6.4: into the next layer's x parameters, with the library's own rescale.
   std::string next = "{1, 0}", next_x = "{0, 0, 0}";
   if (layer + 1 < mo.L) {
     const size_t up = static_cast<size_t>((layer + 1) * mo.D);
-    const QuantParams& hp = mo.m->params.cells[static_cast<size_t>(c)][GruOp::H];
-    const QuantParams& nx = mo.m->params.cells[up][GruOp::X];
-    const ScaleKind kind = mo.m->params.config.scale_kind;
-    const Rescale rs = Rescale::make(hp.scale[0], hp.zero_point[0], nx.scale[0], nx.zero_point[0], mo.m->plans[up].x.range, kind);
-    next = scale_init(rs.ratio);
-    next_x = op_init(mo.m->plans[up].x);
+    next = scale_init(mo.cells[up].x_from_below[static_cast<size_t>(dir)]);
+    next_x = op_init(mo.op(up, GruOp::X));
   }
   std::string& i = *init;
   i += "  { /* cell " + std::to_string(c) + " */\n";
   i += "    .input_size = " + std::to_string(C) + ",\n";
   i += "    /* operators: {zero point, qmin, qmax} */\n";
-  const std::pair<const char*, const OpQ*> ops[] = {
-      {"x", &p.x},         {"h", &p.h},         {"wx", &p.wx},       {"rh", &p.rh},           {"z_pre", &p.z_pre},
-      {"r_pre", &p.r_pre}, {"g_pre", &p.g_pre}, {"z_out", &p.z_out}, {"r_out", &p.r_out},     {"g_out", &p.g_out},
-      {"rh_add_br", &p.rh_add_br}, {"rrh", &p.rrh}, {"old_c", &p.old_c}, {"new_c", &p.new_c}};
-  for (const auto& [name, q] : ops) i += "    ." + std::string(name) + " = " + op_init(*q) + ",\n";
+  const std::pair<const char*, GruOp> ops[] = {
+      {"x", GruOp::X},         {"h", GruOp::H},         {"wx", GruOp::Wx},       {"rh", GruOp::Rh},
+      {"z_pre", GruOp::ZPre},  {"r_pre", GruOp::RPre},  {"g_pre", GruOp::GPre},  {"z_out", GruOp::ZOut},
+      {"r_out", GruOp::ROut},  {"g_out", GruOp::GOut},  {"rh_add_br", GruOp::RhAddBr}, {"rrh", GruOp::RRh},
+      {"old_c", GruOp::OldContrib}, {"new_c", GruOp::NewContrib}};
+  for (const auto& [name, o] : ops) i += "    ." + std::string(name) + " = " + op_init(mo.op(cell, o)) + ",\n";
   i += "    .w = " + n + "w,\n    .r = " + n + "r,\n    .w_colsum = " + n + "w_colsum,\n    .r_colsum = " + n + "r_colsum,\n";
   i += "    .wx_scale = " + n + "wx_scale,\n    .rh_scale = " + n + "rh_scale,\n";
   i += "    /* ratios of scales: {m, shift} = m * 2^-shift */\n";
-  const std::pair<const char*, const FixedPointScale*> scales[] = {
-      {"wx_to_z", &p.wx_to_z},       {"rh_to_z", &p.rh_to_z}, {"wx_to_r", &p.wx_to_r}, {"rh_to_r", &p.rh_to_r},
-      {"rh_to_rhab", &p.rh_to_rhab}, {"wx_to_g", &p.wx_to_g}, {"rrh_to_g", &p.rrh_to_g}, {"rrh_mul", &p.rrh_mul},
-      {"old_mul", &p.old_mul},       {"new_mul", &p.new_mul}, {"old_to_h", &p.old_to_h}, {"new_to_h", &p.new_to_h}};
-  for (const auto& [name, sc] : scales) i += "    ." + std::string(name) + " = " + scale_init(*sc) + ",\n";
+  for (const auto& [name, sc] : ratios(k)) i += "    ." + std::string(name) + " = " + scale_init(*sc) + ",\n";
   i += "    .bias_z = " + n + "bias_z,\n    .bias_r = " + n + "bias_r,\n    .bias_rhab = " + n + "bias_rhab,\n    .bias_g = " +
        n + "bias_g,\n";
-  i += "    .q_one = " + c_int(p.q_one) + ",\n";
+  i += "    .q_one = " + c_int(k.q_one) + ",\n";
   i += "    .sig_z = " + tz.init + ",\n    .sig_r = " + tr.init + ",\n    .tanh_g = " + tg.init + ",\n";
   i += "    .h_to_next_x = " + next + ",\n    .next_x = " + next_x + "\n  }";
   return s;
@@ -288,7 +302,7 @@ std::string api_text(const Model& mo) {
   s += "/* 3.1: x = fl32(float(q - Z) * S) with each top cell's h parameters. */\n"
        "void $p_dequantize_h(const $p_h_t* h_q, float* h) {\n  static const float scale[$U_DIRECTIONS] = {";
   for (int d = 0; d < mo.D; ++d) {
-    const QuantParams& hp = mo.m->params.cells[static_cast<size_t>((mo.L - 1) * mo.D + d)][GruOp::H];
+    const QuantParams& hp = mo.params->cells[static_cast<size_t>((mo.L - 1) * mo.D + d)][GruOp::H];
     s += std::string(d ? ", " : "") + c_float(hp.scale[0]);
   }
   s += "};\n  size_t d, j;\n  for (d = 0; d < $U_DIRECTIONS; ++d)\n    for (j = 0; j < $U_HIDDEN_SIZE; ++j) {\n"
@@ -319,9 +333,10 @@ std::string source_text(const Model& mo, const CExportOptions& o) {
   if (mo.L > 1) s += export_detail::kNextLayerC;
   s += "\n/* ==== Part 3: the model's constants (docs/spec.md section 4) ======================== */\n";
   std::string init = "\nstatic const gru_cell cells[$U_NUM_CELLS] = {\n";
-  for (int c = 0; c < mo.cells; ++c) {
+  const int cells = static_cast<int>(mo.cells.size());
+  for (int c = 0; c < cells; ++c) {
     s += cell_text(mo, c, &init);
-    init += c + 1 < mo.cells ? ",\n" : "\n";
+    init += c + 1 < cells ? ",\n" : "\n";
   }
   s += init + "};\n";
   s += api_text(mo);
@@ -335,10 +350,10 @@ CExportFiles export_gru_c(const QuantizedGru& model, const CExportOptions& optio
   const Model mo = model_of(model);
   // Row sums must fit the int32 arrays: |q| <= 2^15 over at most 2^16 columns is 2^31;
   // checked exactly here rather than assumed.
-  for (const CellPlan& p : mo.m->plans)
-    for (const auto* q : {&p.q_w, &p.q_r}) {
-      const int64_t cols = q == &p.q_w ? p.input_size : p.hidden_size;
-      for (int64_t j = 0; j < 3 * p.hidden_size; ++j) {
+  for (size_t c = 0; c < mo.cells.size(); ++c)
+    for (const auto* q : {&mo.cells[c].q_w, &mo.cells[c].q_r}) {
+      const int64_t cols = q == &mo.cells[c].q_w ? mo.input_size(c) : mo.H;
+      for (int64_t j = 0; j < 3 * mo.H; ++j) {
         int64_t sum = 0;
         for (int64_t k = 0; k < cols; ++k) sum += (*q)[static_cast<size_t>(j * cols + k)];
         if (sum < INT32_MIN || sum > INT32_MAX)
@@ -353,7 +368,9 @@ CExportFiles export_gru_c(const QuantizedGru& model, const CExportOptions& optio
 
 void write_gru_c(const QuantizedGru& model, const std::string& dir, const CExportOptions& options) {
   const CExportFiles f = export_gru_c(model, options);
-  const std::string base = (dir.empty() ? std::string(".") : dir) + "/" + options.name;
+  const std::string folder = dir.empty() ? std::string(".") : dir;
+  make_directories(folder, "C export");
+  const std::string base = folder + "/" + options.name;
   write_file_atomically(base + ".h", {{f.header.data(), f.header.size()}}, "C export");
   write_file_atomically(base + ".c", {{f.source.data(), f.source.size()}}, "C export");
 }

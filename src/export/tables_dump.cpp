@@ -13,6 +13,7 @@ namespace fixq {
 
 std::vector<std::string> write_gru_tables(const QuantizedGru& model, const std::string& dir) {
   const std::string base = dir.empty() ? std::string(".") : dir;
+  make_directories(base, "GRU tables");
   const size_t cells = static_cast<size_t>(model.num_layers() * (model.bidirectional() ? 2 : 1));
   const char* names[3] = {"sig_z", "sig_r", "tanh_g"};
   const char* what[3] = {"sigmoid, z_pre -> z_out", "sigmoid, r_pre -> r_out", "tanh, g_pre -> g_out"};

@@ -1,6 +1,7 @@
 // Integer element types of the GEMM and the accumulator bounds they imply.
 #include <algorithm>
 
+#include "fixq/error.h"
 #include "fixq/gemm.h"
 #include "gemm/kernels.h"
 
@@ -13,6 +14,21 @@ IntRange int_type_range(IntType t) {
     case IntType::S16: return {-32768, 32767};
   }
   return {0, 0};
+}
+
+std::string to_string(IntType t) {
+  switch (t) {
+    case IntType::U8: return "uint8";
+    case IntType::S8: return "int8";
+    case IntType::S16: return "int16";
+  }
+  return "unknown";
+}
+
+IntType parse_int_type(std::string_view name) {
+  for (IntType t : {IntType::U8, IntType::S8, IntType::S16})
+    if (name == to_string(t)) return t;
+  fail("integer type must be uint8, int8 or int16, got '", name, "'");
 }
 
 namespace gemm_detail {

@@ -1,21 +1,21 @@
 // The float GRU model file (an nn.GRU state_dict in safetensors, with metadata that says
 // what it is), and the front door that tells the files users have apart by their bytes.
-#include <cerrno>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "fixq/error.h"
+#include "fixq/file_kind.h"
 #include "fixq/gru.h"
 #include "fixq/safetensors.h"
 #include "gru/state_dict_file.h"
+#include "io/fixq_files.h"
 
 namespace fixq {
 namespace {
 
-constexpr const char* kFormatKey = "fixq.format";
-constexpr const char* kFormat = "gru-float";
+constexpr const char* kFormatKey = kFixqFormatKey;
+const std::string kFormat = to_string(FileKind::GruFloat);
 
 template <class... Args>
 [[noreturn]] void fail_load(const std::string& path, const Args&... what) {
@@ -83,34 +83,26 @@ GruModel load_safetensors_model(const std::string& path, const std::string& pref
   return load_fixq_file(path, file);
 }
 
-// What the first bytes say: safetensors starts with a little-endian header length and
-// '{'; GGUF with its magic; an ONNX ModelProto with field 1 (ir_version, a varint: 0x08).
-enum class FileKind { Safetensors, Onnx, Gguf, Unknown };
-
-FileKind sniff(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_io(errno, "load_gru_float: ", path, ": cannot open it");
-  char head[9] = {};
-  in.read(head, sizeof head);
-  const std::streamsize got = in.gcount();
-  if (got >= 4 && std::string(head, 4) == "GGUF") return FileKind::Gguf;
-  if (got == 9 && head[8] == '{') return FileKind::Safetensors;
-  const auto ends_with = [&](const char* ext) { return path.ends_with(ext); };
-  if (ends_with(".safetensors")) return FileKind::Safetensors;  // a damaged one gets the reader's message
-  if (ends_with(".onnx") || (got >= 1 && head[0] == 0x08)) return FileKind::Onnx;
-  return FileKind::Unknown;
-}
-
 }  // namespace
 
 GruModel load_gru_float(const std::string& path, const std::string& prefix) {
-  switch (sniff(path)) {
+  FileKind kind;
+  try {
+    kind = file_kind(path);
+  } catch (const IoError& e) {
+    fail_io(e.sys_errno(), "load_gru_float: ", e.what());
+  }
+  switch (kind) {
     case FileKind::Safetensors:
+    case FileKind::GruFloat:
+    case FileKind::GruQuantized:  // its metadata gets the reader's message
       return load_safetensors_model(path, prefix);
     case FileKind::Onnx:
       return load_gru_onnx(path, prefix);
     case FileKind::Gguf:
       fail_load(path, "is a GGUF file (LLM weights for ggml); a float GRU comes as safetensors (a state_dict) or ONNX");
+    case FileKind::Npy:
+    case FileKind::EncodedTensor:
     case FileKind::Unknown:
       break;
   }

@@ -64,4 +64,12 @@ void write_file_atomically(const std::string& path,
   tmp.commit();
 }
 
+void make_directories(const std::string& dir, const char* what) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    fail(what, ": ", dir, " exists and is not a directory");
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail_io(ec.value(), what, ": ", dir, ": cannot create the directory");
+}
+
 }  // namespace fixq

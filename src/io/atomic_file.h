@@ -19,6 +19,11 @@ void write_file_atomically(const std::string& path,
 // a new temporary file next to `path`; commit() syncs it and renames it over `path`. If
 // the object is destroyed without a commit (an exception on the way), the temporary is
 // removed and an existing file at `path` is left untouched. Errors as above.
+// Makes directory dir and its missing parents (nothing when it exists). Throws
+// fixq::IoError "<what>: <dir>: ..." when it cannot, or names the part that is not a
+// directory.
+void make_directories(const std::string& dir, const char* what);
+
 class AtomicFileWriter {
  public:
   AtomicFileWriter(const std::string& path, const char* what);

@@ -85,7 +85,9 @@ void decode_any(LowpType t, const void* codes, int64_t n, float* x, bool wide) {
          " code (", lowp_info(t).bits, " bits)");
 }
 
-void check_bits(int bits) { require(bits == 4 || bits == 6 || bits == 8, "codes are packed at 4, 6 or 8 bits, not ", bits); }
+void check_bits(int bits) {
+  require(bits == 2 || bits == 4 || bits == 6 || bits == 8, "codes are packed at 2, 4, 6 or 8 bits, not ", bits);
+}
 
 }  // namespace
 
@@ -131,6 +133,14 @@ void lowp_encode(LowpType t, const float* x, int64_t n, uint16_t* codes, Overflo
 }
 void lowp_decode(LowpType t, const uint8_t* codes, int64_t n, float* x) { decode_any(t, codes, n, x, false); }
 void lowp_decode(LowpType t, const uint16_t* codes, int64_t n, float* x) { decode_any(t, codes, n, x, true); }
+
+std::string to_string(Overflow overflow) { return overflow == Overflow::Saturate ? "saturate" : "default"; }
+
+Overflow parse_overflow(std::string_view name) {
+  for (Overflow o : {Overflow::Default, Overflow::Saturate})
+    if (name == to_string(o)) return o;
+  fail("overflow must be default or saturate, got '", name, "'");
+}
 
 int64_t packed_code_bytes(int bits, int64_t n) {
   check_bits(bits);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "fixq/cpu.h"
 #include "fixq/error.h"
@@ -42,13 +43,16 @@ const MxInfo& mx_info(MxType t) {
   return infos[i];
 }
 
+std::string_view mx_format_name(MxType t) { return t == MxType::Fp4E2m1 ? "ocp_mxfp4" : mx_info(t).name; }
+
 MxType parse_mx_type(std::string_view name) {
   std::string known;
   for (size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) return static_cast<MxType>(i);
+    const auto t = static_cast<MxType>(i);
+    if (kNames[i] == name || mx_format_name(t) == name) return t;
     known += (i ? ", " : "") + std::string(kNames[i]);
   }
-  fail("unknown MX type '", name, "'; known: ", known);
+  fail("unknown MX type '", name, "'; known: ", known, " (and ocp_mxfp4 for mxfp4)");
 }
 
 int mx_shared_exponent(MxType t, float amax) {
@@ -69,6 +73,36 @@ void mx_dequantize(MxType t, const uint8_t* blocks, int64_t n, float* x) {
   const size_t i = static_cast<size_t>(t);
   lowp_detail::registry().pick([i](const lowp_detail::LowpKernels& k) { return k.mx.dequantize[i]; }).kernel(
       blocks, n / kMxBlockSize, x);
+}
+
+void mx_encode(MxType t, const float* x, int64_t n, uint8_t* scales, uint8_t* elements) {
+  const MxInfo& info = mx_info(t);
+  check_blocks(t, x, elements, n);
+  require(n == 0 || scales != nullptr, "null data pointer");
+  std::vector<uint8_t> blocks(static_cast<size_t>(n / kMxBlockSize * info.block_bytes));
+  mx_quantize(t, x, n, blocks.data());
+  for (int64_t b = 0; b < n / kMxBlockSize; ++b) {
+    const uint8_t* block = blocks.data() + b * info.block_bytes;
+    scales[b] = block[0];
+    unpack_codes(info.element_bits, block + 1, kMxBlockSize, elements + b * kMxBlockSize);
+  }
+}
+
+void mx_decode(MxType t, const uint8_t* scales, const uint8_t* elements, int64_t n, float* x) {
+  const MxInfo& info = mx_info(t);
+  check_blocks(t, elements, x, n);
+  require(n == 0 || scales != nullptr, "null data pointer");
+  // Checked here so that the message names the flat index, not the index in a block.
+  for (int64_t i = 0; i < n; ++i)
+    if (elements[i] >> info.element_bits)
+      fail("elements[", i, "] = ", int{elements[i]}, " is not a ", info.element_bits, "-bit ", info.name, " element code");
+  std::vector<uint8_t> blocks(static_cast<size_t>(n / kMxBlockSize * info.block_bytes));
+  for (int64_t b = 0; b < n / kMxBlockSize; ++b) {
+    uint8_t* block = blocks.data() + b * info.block_bytes;
+    block[0] = scales[b];
+    pack_codes(info.element_bits, elements + b * kMxBlockSize, kMxBlockSize, block + 1);
+  }
+  mx_dequantize(t, blocks.data(), n, x);
 }
 
 }  // namespace fixq

@@ -1,4 +1,4 @@
-// Private: dense packing of 4-, 6- and 8-bit codes (layout in fixq/lowp.h, Part 3).
+// Private: dense packing of 2-, 4-, 6- and 8-bit codes (layout in fixq/lowp.h, Part 3).
 #pragma once
 
 #include <algorithm>
@@ -21,9 +21,15 @@ static inline void unpack4x6(const uint8_t* in, uint8_t* c) {
   c[3] = in[2] >> 2;
 }
 
-// n codes, each < 2^bits (bits 4, 6 or 8), into ceil(n * bits / 8) bytes.
+// n codes, each < 2^bits (bits 2, 4, 6 or 8), into ceil(n * bits / 8) bytes.
 static inline void pack_bits(int bits, const uint8_t* c, int64_t n, uint8_t* out) {
-  if (bits == 8) {
+  if (bits == 2) {
+    for (int64_t j = 0; 4 * j < n; ++j) {
+      uint8_t byte = 0;
+      for (int64_t k = 0; k < 4 && 4 * j + k < n; ++k) byte = static_cast<uint8_t>(byte | (c[4 * j + k] << (2 * k)));
+      out[j] = byte;
+    }
+  } else if (bits == 8) {
     if (n > 0) std::memcpy(out, c, static_cast<size_t>(n));  // pointers may be null when n == 0
   } else if (bits == 4) {
     int64_t j = 0;
@@ -43,7 +49,9 @@ static inline void pack_bits(int bits, const uint8_t* c, int64_t n, uint8_t* out
 
 // The inverse of pack_bits (unused bits of the last byte are ignored here).
 static inline void unpack_bits(int bits, const uint8_t* in, int64_t n, uint8_t* c) {
-  if (bits == 8) {
+  if (bits == 2) {
+    for (int64_t i = 0; i < n; ++i) c[i] = (in[i / 4] >> (2 * (i % 4))) & 0x03;
+  } else if (bits == 8) {
     if (n > 0) std::memcpy(c, in, static_cast<size_t>(n));
   } else if (bits == 4) {
     for (int64_t i = 0; i < n; ++i) c[i] = (i % 2) ? in[i / 2] >> 4 : in[i / 2] & 0x0F;

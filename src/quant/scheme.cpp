@@ -21,14 +21,47 @@ void IntFormat::validate() const {
 std::string IntFormat::name() const { return (is_signed ? "int" : "uint") + std::to_string(bits); }
 
 std::string to_string(Symmetry s) { return s == Symmetry::Symmetric ? "symmetric" : "asymmetric"; }
+
+Symmetry parse_symmetry(std::string_view name) {
+  for (Symmetry s : {Symmetry::Symmetric, Symmetry::Asymmetric})
+    if (name == to_string(s)) return s;
+  fail("symmetry must be symmetric or asymmetric, got '", name, "'");
+}
+
+std::string to_string(NanPolicy policy) { return policy == NanPolicy::Error ? "error" : "zero_point"; }
+
+NanPolicy parse_nan_policy(std::string_view name, std::string_view what) {
+  for (NanPolicy p : {NanPolicy::Error, NanPolicy::ToZeroPoint})
+    if (name == to_string(p)) return p;
+  fail(what, " must be error or zero_point, got '", name, "'");
+}
+
 std::string to_string(Granularity g) {
   switch (g) {
-    case Granularity::PerTensor: return "per-tensor";
-    case Granularity::PerChannel: return "per-channel";
-    case Granularity::PerGroup: return "per-group";
-    case Granularity::PerToken: return "per-token";
+    case Granularity::PerTensor: return "per_tensor";
+    case Granularity::PerChannel: return "per_channel";
+    case Granularity::PerGroup: return "per_group";
+    case Granularity::PerToken: return "per_token";
   }
   return "unknown";
+}
+
+Granularity parse_granularity(std::string_view name, std::string_view what) {
+  constexpr Granularity kAll[] = {Granularity::PerTensor, Granularity::PerChannel, Granularity::PerGroup,
+                                  Granularity::PerToken};
+  for (Granularity g : kAll)
+    if (name == to_string(g)) return g;
+  for (Granularity g : kAll) {
+    const std::string now = to_string(g);
+    std::string hyphen = now;
+    hyphen[3] = '-';                          // "per-tensor", the library's former spelling
+    const std::string bare = now.substr(4);  // "tensor", the command line's
+    if (name == hyphen || name == bare) {
+      note_deprecated_spelling(what, name, now);
+      return g;
+    }
+  }
+  fail(what, " must be per_tensor, per_channel, per_group or per_token, got '", name, "'");
 }
 
 QuantScheme QuantScheme::make(int bits, bool is_signed, Symmetry symmetry, ScaleKind scale_kind,

@@ -21,15 +21,6 @@ void require_same_shape(const GruModel& m, const QuantizedGru& q) {
          "); pass the float model it was calibrated from");
 }
 
-// Items [b0, b1) of time-major sequences [T, B, C].
-std::vector<float> batch_slice(const float* x, const Shape& s, int64_t b0, int64_t b1) {
-  const int64_t T = s[0], B = s[1], C = s[2];
-  std::vector<float> out;
-  out.reserve(static_cast<size_t>(T * (b1 - b0) * C));
-  for (int64_t t = 0; t < T; ++t) out.insert(out.end(), x + (t * B + b0) * C, x + (t * B + b1) * C);
-  return out;
-}
-
 }  // namespace
 
 ErrorStats quantization_error(const std::vector<float>& x, const Shape& shape, const QuantParams& params) {
@@ -52,11 +43,12 @@ std::string fmt_db(double db) {
 GruEvaluation evaluate_gru(const GruModel& model, const QuantizedGru& q, const float* x, const Shape& x_shape,
                            const GruEvalOptions& options) {
   require_same_shape(model, q);
-  require(x_shape.size() == 3, "evaluation sequences must be 3-D [T, B, C], got ", shape_str(x_shape));
+  require(x_shape.size() == 3, "evaluation sequences must be 3-D ", options.batch_first ? "[B, T, C]" : "[T, B, C]",
+          ", got ", shape_str(x_shape));
   require(x_shape[2] == model.input_size, "evaluation sequences have ", x_shape[2], " features, the model expects ",
           model.input_size);
   require(options.batch >= 1, "evaluate_gru: batch must be >= 1, got ", options.batch);
-  const int64_t T = x_shape[0], B = x_shape[1], C = x_shape[2];
+  const int64_t T = x_shape[options.batch_first ? 1 : 0], B = x_shape[options.batch_first ? 0 : 1], C = x_shape[2];
   const GruQuantParams& p = q.params();
 
   GruEvaluation r;
@@ -88,7 +80,7 @@ GruEvaluation evaluate_gru(const GruModel& model, const QuantizedGru& q, const f
   };
   for (int64_t b0 = 0; b0 < B; b0 += options.batch) {
     const int64_t b1 = std::min(B, b0 + options.batch), n = b1 - b0;
-    const std::vector<float> xb = batch_slice(x, x_shape, b0, b1);
+    const std::vector<float> xb = time_major_items(x, x_shape, options.batch_first, b0, b1);
     GruRunOptions fopt;
     fopt.tap = &observe;
     const GruOutput f = gru_forward(model, xb.data(), Shape{T, n, C}, fopt);
@@ -106,7 +98,7 @@ GruEvaluation evaluate_gru(const GruModel& model, const QuantizedGru& q, const f
         if (!v.empty()) v.fix_bins(kReportHistogramBins);
     for (int64_t b0 = 0; b0 < B; b0 += options.batch) {
       const int64_t b1 = std::min(B, b0 + options.batch);
-      const std::vector<float> xb = batch_slice(x, x_shape, b0, b1);
+      const std::vector<float> xb = time_major_items(x, x_shape, options.batch_first, b0, b1);
       GruRunOptions fopt;
       fopt.tap = &histogram;
       gru_forward(model, xb.data(), Shape{T, b1 - b0, C}, fopt);

@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <optional>
 
 #include "fixq/bf16.h"
 #include "fixq/error.h"
+#include "fixq/file_kind.h"
 #include "fixq/gguf_file.h"
 #include "fixq/npy.h"
 #include "fixq/safetensors.h"
@@ -73,14 +73,13 @@ struct QuantizeStatsInput::Impl {
 QuantizeStatsInput::QuantizeStatsInput(const std::string& path) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.path = path;
-  char magic[6] = {};
-  std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
-  if (std::string(magic, sizeof magic) == "\x93NUMPY") {
+  const FileKind kind = file_kind(path);
+  if (kind == FileKind::Npy) {
     m.npy_shape.emplace();
     m.npy_values = load_npy_f32(path, &*m.npy_shape);
     return;
   }
-  if (std::string(magic, 4) == "GGUF") {
+  if (kind == FileKind::Gguf) {
     m.gguf.emplace(path);
     for (const gguf::TensorInfo& t : m.gguf->tensors()) {
       if (t.type->is_float) {

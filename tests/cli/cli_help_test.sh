@@ -65,6 +65,10 @@ done
 changed=$(find "$root/data" "$root/tools" -newer "$tmp/start" | head -3)
 [[ -z $changed ]] || { echo "cli help: an example wrote into the repository: $changed" >&2; exit 1; }
 
+# --version: one line, the version of CMakeLists.txt's project().
+version=$(sed -n 's/^project(fixq VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+[[ $("$fixq" --version) == "fixq $version" ]] || { echo "cli help: 'fixq --version' printed '$("$fixq" --version)'" >&2; exit 1; }
+
 # Mistakes: one line on stderr in the agreed form, nothing on stdout, exit code != 0.
 expect_error() {  # expect_error NEEDLE ARGS...
   local needle=$1 code=0

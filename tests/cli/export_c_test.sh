@@ -161,10 +161,17 @@ expect_fail "is not a C identifier" "$fixq" gru export-c --model "$tmp/int8_pow2
 expect_fail "is not a C identifier" "$fixq" gru export-c --model "$tmp/int8_pow2.fixq" -o "$tmp/bad" --name kws-v2
 expect_fail "is a C (or C++) keyword" "$fixq" gru export-c --model "$tmp/int8_pow2.fixq" -o "$tmp/bad" --name static
 expect_fail "reserved" "$fixq" gru export-c --model "$tmp/int8_pow2.fixq" -o "$tmp/bad" --name _kws
-expect_fail "is not a directory" "$fixq" gru export-c --model "$tmp/int8_pow2.fixq" -o "$tmp/nowhere" --name kws
+touch "$tmp/bad/a_file"
+expect_fail "a_file exists and is not a directory" "$fixq" gru export-c --model "$tmp/int8_pow2.fixq" -o "$tmp/bad/a_file" --name kws
 expect_fail "not a fixq quantized GRU" "$fixq" gru export-c --model "$tmp/int8_pow2.safetensors" -o "$tmp/bad"
-expect_fail "is not a directory" "$fixq" gru tables --model "$tmp/int8_pow2.fixq" -o "$tmp/nowhere"
-[[ -z $(ls "$tmp/bad") ]] || { echo "a failed export left files: $(ls "$tmp/bad")" >&2; exit 1; }
+expect_fail "a_file exists and is not a directory" "$fixq" gru tables --model "$tmp/int8_pow2.fixq" -o "$tmp/bad/a_file"
+[[ $(ls "$tmp/bad") == a_file ]] || { echo "a failed export left files: $(ls "$tmp/bad")" >&2; exit 1; }
+
+# -o names a directory that is not there yet: it is made, parents included.
+"$fixq" gru export-c --model "$tmp/int8_pow2.fixq" -o "$tmp/new/mcu" --name kws >/dev/null
+[[ $(ls "$tmp/new/mcu") == $'kws.c\nkws.h' ]] || { echo "export-c into a new directory wrote: $(ls "$tmp/new/mcu")" >&2; exit 1; }
+"$fixq" gru tables --model "$tmp/int8_pow2.fixq" -o "$tmp/new/tables" >/dev/null
+[[ -f $tmp/new/tables/tables.h ]] || { echo "tables into a new directory wrote: $(ls "$tmp/new/tables")" >&2; exit 1; }
 
 # tables: one .npy per table, equal to the tables stored in the .fixq file (read here
 # with an independent safetensors reader), and the same numbers in tables.h.

@@ -39,7 +39,7 @@ cp "$tmp/w.bin" "$tmp/big.bin" && printf 'xx' >>"$tmp/big.bin"
 expect_fail "unexpected bytes" "$fixq" formats dequantize "$tmp/big.bin" -o "$tmp/x.npy"
 expect_fail "unknown format 'q9_9'" "$fixq" formats quantize --type q9_9 "$tmp/w.npy" -o "$tmp/x.bin"
 "$py" -c "import numpy as np; np.save('$tmp/odd.npy', np.ones((2, 100), np.float32))"
-expect_fail "multiple of 256" "$fixq" formats quantize --type q4_K "$tmp/odd.npy" -o "$tmp/x.bin"
+expect_fail "blocks of 256 values" "$fixq" formats quantize --type q4_K "$tmp/odd.npy" -o "$tmp/x.bin"
 "$py" -c "import numpy as np; a=np.ones((2, 32), np.float32); a[1, 7]=np.nan; np.save('$tmp/nan.npy', a)"
 expect_fail "NaN\|nan" "$fixq" formats quantize --type q8_0 "$tmp/nan.npy" -o "$tmp/x.bin"
 

@@ -98,7 +98,7 @@ expect_fail "--max-bits-cost needs --auto-bits" "$fixq" gru quantize --model "$t
   --max-bits-cost 1.5 -o "$tmp/x.fixq"
 expect_fail "target cosine must be in" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" \
   --auto-bits --target-cosine 2 -o "$tmp/x.fixq"
-expect_fail "--method must be auto" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" \
+expect_fail "--method must be one of auto, minmax" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" \
   --method best -o "$tmp/x.fixq"
 expect_fail "--calib: File does not exist" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/none.npy" -o "$tmp/x.fixq"
 "$py" "$root/tools/export_gru.py" --out "$tmp/other.safetensors" --input-size 6 --hidden-size 8 --seed 6 >/dev/null

@@ -18,12 +18,8 @@ ln -s "$fixq" "$tmp/run/build/bin/fixq"
 ln -s "$root/tools" "$tmp/run/tools"
 
 # One file per ```sh or ```python block, numbered in order of appearance.
-awk -v dir="$tmp/blocks" '
-  /^```(sh|python)[[:space:]]*$/ { n++; ext = ($0 ~ /python/) ? "py" : "sh"
-                                   file = sprintf("%s/%02d.%s", dir, n, ext); inside = 1; next }
-  /^```/ && inside               { inside = 0; close(file); next }
-  inside                         { print > file }
-' "$guide"
+source "$root/tests/cli/doc_blocks.sh"
+doc_blocks "$guide" "$tmp/blocks" sh python
 blocks=("$tmp"/blocks/*)
 [[ -e ${blocks[0]} ]] || { echo "guide_test: no \`\`\`sh blocks in $guide" >&2; exit 1; }
 all=$(cat "$tmp"/blocks/*.sh)
@@ -32,7 +28,7 @@ all=$(cat "$tmp"/blocks/*.sh)
 pydir=$(realpath -m "$(dirname "$fixq")/../python")
 have_python=0
 compgen -G "$pydir/fixq/_fixq*.so" >/dev/null && have_python=1
-for needle in "tools/export_gru.py" "build/bin/fixq gru quantize" "build/bin/fixq gru eval" "build/bin/fixq gru run" \
+for needle in "torch.onnx.export" "build/bin/fixq gru quantize" "build/bin/fixq gru eval" "build/bin/fixq gru run" \
   "build/bin/fixq gru export-c"; do
   grep -qF -- "$needle" <<<"$all" || { echo "guide_test: the guide never runs '$needle'" >&2; exit 1; }
 done
@@ -40,7 +36,7 @@ done
 ran=0
 for block in "${blocks[@]}"; do
   name=$(basename "$block")
-  if [[ $block == *.py ]]; then
+  if [[ $block == *.python ]]; then
     if [[ $have_python == 0 ]]; then
       echo "guide_test: no Python package in $pydir, skipping block $name"
       continue
@@ -50,17 +46,11 @@ for block in "${blocks[@]}"; do
     run=(bash -euo pipefail "$block")
   fi
   ran=$((ran + 1))
-  if ! (cd "$tmp/run" && "${run[@]}") >"$tmp/$name.log" 2>&1; then
-    echo "guide_test: block $name of docs/guide.md failed:" >&2
-    sed 's/^/  | /' "$block" >&2
-    echo "output:" >&2
-    cat "$tmp/$name.log" >&2
-    exit 1
-  fi
+  run_block "guide_test: block $name of docs/guide.md" "$block" "$tmp/$name.log" "$tmp/run" "${run[@]}"
 done
 
 # The files the guide says it makes.
-files=(gru.safetensors ref/x.npy ref/y.npy calib.npy params.json gru.fixq gru16.fixq gru_mixed.fixq eval.html
+files=(gru.onnx ref/x.npy ref/y.npy calib.npy params.json gru.fixq gru16.fixq gru_mixed.fixq eval.html
   y_int.npy y_int_padded.npy mcu/kws.h mcu/kws.c mcu/y0.bin mcu/kws_m4.o mcu/tables.h mcu/cell1.tanh_g.npy)
 files+=(widths.json gru_auto.fixq)
 [[ $have_python == 0 ]] || files+=(gru_py.fixq gru_qat.fixq)

@@ -23,14 +23,19 @@ using cpu_detail::parallel_for;
 using cpu_detail::wake_workers;
 using cpu_detail::workers_watching;
 
-// Two tasks that wait (bounded) for each other: true when two threads ran them.
+// Two tasks that wait for each other: true when two threads ran them. The first task
+// waits until the second has started, which only another thread can do while the first
+// runs: so the answer does not depend on how fast a worker gets a core. The wait is bounded
+// only so that a pool that never hands the second task out fails instead of hanging (a
+// worker kept off the cores for a minute is a broken pool, not a slow machine).
 bool ran_on_two_threads() {
   std::mutex m;
   std::set<std::thread::id> ids;
   std::atomic<int> arrived{0};
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   parallel_for(2, [&](int) {
     arrived.fetch_add(1);
-    for (int spin = 0; spin < 2000000 && arrived.load() < 2; ++spin) std::this_thread::yield();
+    while (arrived.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
     const std::lock_guard<std::mutex> lock(m);
     ids.insert(std::this_thread::get_id());
   });

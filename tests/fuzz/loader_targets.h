@@ -17,7 +17,8 @@
 #include "fixq/gguf_file.h"
 #include "fixq/gru.h"
 #include "fixq/npy.h"
-#include "fixq/packed_file.h"
+#include "fixq/encoded_file.h"
+#include "fixq/formats.h"
 #include "fixq/qgru.h"
 #include "fixq/safetensors.h"
 
@@ -62,7 +63,9 @@ inline void load_qgru_and_run(const std::string& path) {
   q.forward(x.data(), Shape{2, 1, C});
 }
 
-inline void load_packed_tensor(const std::string& path) { load_packed(path); }
+// A .bin file and its values: the container's checks, then the format's own decoder
+// (fixq/formats.h) on whatever format name, shape and payload the file holds.
+inline void load_encoded_tensor(const std::string& path) { decode(load_encoded(path)); }
 
 // load_npy, and for float files also load_npy_f32 (whose f8 -> f4 range check is its own).
 inline void load_npy_array(const std::string& path) {
@@ -79,7 +82,7 @@ inline constexpr std::array<Target, 7> kTargets{{
     {"safetensors", load_safetensors},
     {"gru_float", load_gru_float_model},
     {"qgru", load_qgru_and_run},
-    {"packed", load_packed_tensor},
+    {"encoded", load_encoded_tensor},
     {"npy", load_npy_array},
     {"gguf", load_gguf},
     {"onnx_gru", load_gru_onnx_model},

@@ -131,7 +131,7 @@ def set_all(params, op, **fields):
         cell[op].update(fields)
 
 
-def packed_bytes(fmt, shape, payload):
+def encoded_bytes(fmt, shape, payload):
     head = b"FIXQPK" + struct.pack("<H", 1) + struct.pack("<I", len(fmt)) + fmt.encode()
     head += struct.pack("<I", len(shape)) + b"".join(struct.pack("<q", d) for d in shape)
     return head + struct.pack("<Q", len(payload)) + payload
@@ -288,10 +288,15 @@ def main():
         out("qgru", "table-length.fixq", edit_tables(int8, table("cell0.sig_z", [0] * 255)))
         out("qgru", "table-entry-range.fixq", edit_tables(int8, table("cell0.tanh_g", [300] * 256)))
 
-        # packed: a payload with and without a shape.
-        variants("packed", "q8.bin", packed_bytes("q8_0", [2, 32], bytes(range(68))))
-        out("packed", "scalar.bin", packed_bytes("float8_e4m3", [], b"\x38"))
-        out("packed", "empty.bin", packed_bytes("mxfp4", [0, 4], b""))
+        # encoded: a payload with and without a shape, of a format of every family.
+        variants("encoded", "q8.bin", encoded_bytes("q8_0", [2, 32], bytes(range(68))))
+        out("encoded", "scalar.bin", encoded_bytes("float8_e4m3", [], b"\x38"))
+        out("encoded", "empty.bin", encoded_bytes("mxfp4", [0, 4], b""))
+        out("encoded", "e4m3fn.bin", encoded_bytes("e4m3fn", [3, 2], bytes([0x38, 0x7F, 0xFF, 0x00, 0x80, 0x01])))
+        out("encoded", "e2m1fn.bin", encoded_bytes("e2m1fn", [3], bytes([0x21, 0x03])))
+        out("encoded", "ocp_mxfp4.bin", encoded_bytes("ocp_mxfp4", [32], bytes([127]) + bytes(range(16))))
+        scales = struct.pack("<2f", 0.5, 0.25)
+        out("encoded", "int4_g32.bin", encoded_bytes("int4_g32", [2, 32], bytes(range(32)) + scales + bytes([3, 15])))
 
         # npy: numpy's own files (tests/io/data), and a damaged one.
         for path in sorted(glob.glob(os.path.join(data_dir, "*.npy"))):

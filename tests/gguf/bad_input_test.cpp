@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "fixq/gguf.h"
-#include "fixq/packed_file.h"
+#include "fixq/encoded_file.h"
 #include "gguf_test_util.h"
 
 namespace fixq::gguf {
@@ -94,19 +94,19 @@ TEST(GgufBadInput, TruncatedOrOversizedTensorData) {
   }
 }
 
-// The .bin container (fixq/packed_file.h) around a GGUF payload: cut short or extended, it
+// The .bin container (fixq/encoded_file.h) around a GGUF payload: cut short or extended, it
 // is refused before any dequantization.
 TEST(GgufBadInput, TruncatedOrOversizedBinFile) {
   const auto dir = std::filesystem::temp_directory_path() / ("fixq_gguf_bin_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "t.bin").string();
   const std::vector<float> x(64, 0.5f);
-  save_packed(path, PackedTensor{"q4_0", Shape{2, 32}, quantize(Type::Q4_0, x)});
+  save_encoded(path, EncodedTensor{"q4_0", Shape{2, 32}, quantize(Type::Q4_0, x)});
   const auto size = std::filesystem::file_size(path);
   std::filesystem::resize_file(path, size - 1);
-  expect_error([&] { load_packed(path); }, "truncated");
+  expect_error([&] { load_encoded(path); }, "truncated");
   std::filesystem::resize_file(path, size + 1);
-  expect_error([&] { load_packed(path); }, path);
+  expect_error([&] { load_encoded(path); }, path);
   std::filesystem::remove_all(dir);
 }
 

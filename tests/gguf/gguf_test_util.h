@@ -1,4 +1,4 @@
-// Helpers shared by the gguf tests: the golden vectors of ../shared/vectors/ggml and a
+// Helpers shared by the gguf tests: the golden vectors of tests/vectors/ggml and a
 // scope that forces an instruction set (the project-wide helpers come from
 // support/expect.h).
 #pragma once
@@ -25,7 +25,7 @@ namespace fixq::gguf::test_util {
 
 using fixq::test::expect_error;
 
-inline std::string golden_dir() { return std::string(FIXQ_SHARED_DIR) + "/vectors/ggml"; }
+inline std::string golden_dir() { return std::string(FIXQ_VECTORS_DIR) + "/ggml"; }
 
 // The bytes of a golden file. A missing file (or a missing vectors folder) is a test
 // failure, never a skip: the golden vectors are the acceptance criterion.
@@ -33,7 +33,7 @@ inline std::vector<std::byte> golden_bytes(const std::string& name) {
   const std::string path = golden_dir() + "/" + name;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    ADD_FAILURE() << "golden vector " << path << " is missing (the shared folder " << golden_dir()
+    ADD_FAILURE() << "golden vector " << path << " is missing (the folder " << golden_dir()
                   << " must hold ggml's golden vectors; see its README.md)";
     return {};
   }

@@ -1,4 +1,4 @@
-// ggml's own outputs (../shared/vectors/ggml, see its README.md): every format's
+// ggml's own outputs (tests/vectors/ggml, see its README.md): every format's
 // quantized bytes, dequantized floats and dot products, matched bit for bit on every
 // instruction set this CPU has. The entries of caveats.tsv are handled as that README says:
 // `unspecified_in_ggml` IQ4_NL blocks are compared on d only (ggml packs uninitialised

@@ -61,7 +61,7 @@ class GgufFile : public npy_test::ScratchDir {
   }
 };
 
-std::string shared_vector(const std::string& name) { return std::string(FIXQ_SHARED_DIR) + "/vectors/ggml/" + name; }
+std::string golden_vector(const std::string& name) { return std::string(FIXQ_VECTORS_DIR) + "/ggml/" + name; }
 
 // ---- reading a file built from the spec ------------------------------------------------------
 
@@ -112,13 +112,13 @@ TEST_F(GgufFile, ReadsAHandBuiltFile) {
   expect_error([&] { f.info("c"); }, "no tensor named 'c'");
 }
 
-// ggml's own dequantized bits (shared golden vectors, ggml d99724f2) for every block format
+// ggml's own dequantized bits (tests/vectors/ggml, ggml d99724f2) for every block format
 // fixq decodes: each .bin laid into a GGUF tensor [64, 256] must read back as .dequant.f32.
 TEST_F(GgufFile, DequantizesEveryBlockFormatWithGgmlsBits) {
   int checked = 0;
   for (const TypeTraits& t : all_types()) {
-    const std::string bin = shared_vector(std::string(t.name) + ".bin");
-    const std::string want = shared_vector(std::string(t.name) + ".dequant.f32");
+    const std::string bin = golden_vector(std::string(t.name) + ".bin");
+    const std::string want = golden_vector(std::string(t.name) + ".dequant.f32");
     if (!std::filesystem::exists(bin) || !std::filesystem::exists(want)) continue;
     const std::string packed = read_bytes(bin);
     Builder g;

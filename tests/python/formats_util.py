@@ -6,8 +6,8 @@ the MX elements, by the OCP MX reference).
 Missing golden files fail (never skip): they are the acceptance criterion, as in the C++ suite.
 """
 
-import os
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -17,12 +17,33 @@ import fixq
 F = fixq.formats
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-SHARED = pathlib.Path(os.environ.get("FIXQ_SHARED_DIR", REPO.parent / "shared"))
-GGML = SHARED / "vectors" / "ggml"
-FLOAT8 = SHARED / "vectors" / "float8"
+VECTORS = REPO / "tests" / "vectors"
+GGML = VECTORS / "ggml"
+FLOAT8 = VECTORS / "float8"
+
+
+def _float8_rule(name):
+    """The float8 tables that the repository's copy builds from their rule instead of storing
+    them (tests/vectors/float8/README.md, "This copy"), as uint32; None for a stored one."""
+    i = np.arange(65536, dtype=np.uint32)
+    if name in ("inputs_bf16_widened.f32", "bfloat16.decode.u32"):
+        return i << 16
+    if name == "inputs_f16_widened.f32":
+        return golden(FLOAT8, "float16.decode.u32", np.uint32)
+    m = re.fullmatch(r"(bfloat16\.from_bf16|float16\.from_f16)\.(default|saturate)\.u16", name)
+    if m:
+        exponent, canonical = (0x7F80, 0x7FC0) if name.startswith("bfloat16") else (0x7C00, 0x7E00)
+        nan = ((i & exponent) == exponent) & ((i & ~np.uint32(exponent | 0x8000)) != 0)
+        return np.where(nan, (i & 0x8000) | canonical, i).astype(np.uint32)
+    return None
 
 
 def golden(folder, name, dtype):
+    if folder == FLOAT8:
+        rule = _float8_rule(name)
+        if rule is not None:
+            dtype = np.dtype(dtype)
+            return rule.astype(dtype) if dtype.itemsize == 2 else rule.view(dtype)
     path = folder / name
     if not path.is_file():
         pytest.fail(f"golden vector file {path} is missing (see {folder}/README.md)")

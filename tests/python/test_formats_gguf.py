@@ -1,5 +1,5 @@
 """fixq.formats GGUF block types against independent oracles: the golden vectors of ggml
-itself (../shared/vectors/ggml: bytes, dequantized floats, dot products), and numpy
+itself (tests/vectors/ggml: bytes, dequantized floats, dot products), and numpy
 re-implementations of ggml's published q8_0 / q4_0 reference quantizers. Also checks that
 concurrent threads and the portable scalar kernels (FIXQ_ISA=scalar, fixq/cpu.h) give the
 same bytes as the default path, for the GGUF, low-precision and MX encoders.

@@ -119,5 +119,5 @@ def test_bad_operands_raise_value_error():
         fixq.gemm_f32(a, b, [1.0, 2.0, 3.0], [1.0])  # scale_a neither 1 nor M
     with pytest.raises(ValueError, match="out_min|range"):
         fixq.gemm_requant(a, b, 0.5, out_dtype="int8", out_min=-200)
-    with pytest.raises(ValueError, match="uint8', 'int8' or 'int16"):
+    with pytest.raises(ValueError, match="integer type must be uint8, int8 or int16, got 'int32'"):
         fixq.gemm_requant(a, b, 0.5, out_dtype="int32")

@@ -7,7 +7,6 @@ bucket, find_quantile over its running counts, and the report lines through Pyth
 """
 
 import math
-import os
 import pathlib
 import threading
 
@@ -19,7 +18,7 @@ import fixq
 M = fixq.metrics
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-SHARED = pathlib.Path(os.environ.get("FIXQ_SHARED_DIR", REPO.parent / "shared"))
+VECTORS = REPO / "tests" / "vectors"
 
 
 def reference_metrics(x, y):
@@ -114,8 +113,8 @@ def test_quantile_stops_where_the_running_count_reaches_the_target():
 
 
 def test_golden_q4_0_roundtrip_error_matches_numpy():
-    # ggml's own q4_0 reconstruction of the shared inputs: the quantize-stats use case.
-    folder = SHARED / "vectors" / "ggml"
+    # ggml's own q4_0 reconstruction of the golden inputs: the quantize-stats use case.
+    folder = VECTORS / "ggml"
     for name in ["inputs.f32", "q4_0.dequant.f32"]:
         if not (folder / name).is_file():
             pytest.fail(f"golden vector file {folder / name} is missing")

@@ -30,9 +30,9 @@ RECORDED = json.loads((ROOT / "tests" / "python" / "recorded_ptq_figures.json").
 CONFIGS = [("int16", "pow2"), ("int16", "multiplier"), ("int8", "pow2"), ("int8", "multiplier")]
 
 
-def torch_rows(tool, data):
-    r = subprocess.run([sys.executable, str(ROOT / "tools" / tool), "--data", str(data)]
-                       + (["--repeats", "1"] if tool.startswith("charlm") else []),
+def torch_rows(model, data):
+    """The demo's PyTorch rows, from the built package's fixq.baselines (PYTHONPATH)."""
+    r = subprocess.run([sys.executable, "-m", "fixq.baselines", model, "--data", str(data), "--repeats", "1"],
                        capture_output=True, text=True, check=True)
     return json.loads(r.stdout)["rows"]
 
@@ -111,7 +111,7 @@ def test_speech_defaults_within_budget(speech):
     for cfg, scales in CONFIGS:
         y, _ = ptq.quantize(cfg, scales).quantized().forward(m.features)
         figures[f"{cfg} {scales}"] = m.scores(y)[0]
-    rows = torch_rows("speech_torch_int8.py", ROOT / "data" / "speech")
+    rows = torch_rows("speech", ROOT / "data" / "speech")
     f32 = rows[0]["snr_gain_db"]
     best = max(r["snr_gain_db"] for r in rows[1:] if "error" not in r)
     y, _ = model.forward(m.features)
@@ -130,6 +130,6 @@ def test_charlm_defaults_within_budget(charlm):
         figures[f"{cfg} {scales}"] = bpc(y)
     y, _ = model.forward(xh)
     float_bpc = bpc(y)
-    rows = torch_rows("charlm_torch_int8.py", ROOT / "data" / "charlm")
+    rows = torch_rows("charlm", ROOT / "data" / "charlm")
     best = min(r["bpc"] for r in rows[1:] if "error" not in r)
     check("charlm", figures, float_bpc, best, False, int16_budget=0.0005 * float_bpc)

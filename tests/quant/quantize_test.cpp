@@ -282,7 +282,7 @@ TEST(Quantize, BadInputIsAClearError) {
   std::vector<int8_t> q8(32);
   expect_error([&] { quantize(x.data(), shape, p16, q8.data()); }, "does not fit in a 8-bit signed array");
   std::vector<int16_t> q16(32);
-  expect_error([&] { quantize(x.data(), Shape{8, 4}, p16, q16.data()); }, "do not fit a per-channel tensor");
+  expect_error([&] { quantize(x.data(), Shape{8, 4}, p16, q16.data()); }, "do not fit a per_channel tensor");
   expect_error([&] { quantize<int16_t>(nullptr, shape, p16, q16.data()); }, "null data pointer");
   // Dequantizing a value outside the format: a 4-bit tensor holding 9.
   const QuantParams p4 = random_params(scheme(4, true, Granularity::PerTensor), shape, rng);

@@ -18,7 +18,7 @@
 #include "fixq/gru.h"
 #include "fixq/kernels.h"
 #include "fixq/lowp.h"
-#include "fixq/packed.h"
+#include "fixq/weightonly.h"
 #include "fixq/qgru.h"
 #include "fixq/quant.h"
 #include "gemm/kernels.h"
@@ -27,7 +27,7 @@
 #include "gru/float_test_util.h"
 #include "gru/int/fast/loop.h"
 #include "lowp/kernels.h"
-#include "packed/layout.h"
+#include "weightonly/layout.h"
 #include "quant/kernels.h"
 #include "support/kernel_paths.h"
 
@@ -109,7 +109,7 @@ std::map<std::string, Probe> probes() {
                                       std::vector<float> y(3 * 40);
                                       weight_only_matmul(x.data(), 3, pw, y.data());
                                     },
-                                    trace_of(packed_detail::registry())};
+                                    trace_of(weightonly_detail::registry())};
   p["bf16 dot/gemm"] = {[] {
                           const std::vector<uint16_t> b = bf16::from_float(randoms(40 * 33, 2));
                           const std::vector<float> a = randoms(3 * 33, 8);

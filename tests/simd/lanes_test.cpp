@@ -238,6 +238,15 @@ Results expected(const Inputs& in, int lanes, int reduce_group) {
   return e;
 }
 
+// Results hold float lanes as their bit patterns.
+bool is_nan_bits(uint64_t v) { return (v & 0x7F800000u) == 0x7F800000u && (v & 0x007FFFFFu) != 0 && v <= 0xFFFFFFFFu; }
+
+// The arithmetic primitives, whose invalid operations make a new NaN (fmin/fmax/fselect
+// pass an operand's bits through, which SIMDe reproduces).
+bool makes_nan(const std::string& name) {
+  return name == "fadd" || name == "fsub" || name == "fmul" || name == "fdiv" || name == "fmadd";
+}
+
 struct Family {
   std::string name;
   lane_probe::Probe probe;
@@ -264,8 +273,18 @@ TEST(LanePrimitives, EveryFamilyMeetsTheScalarContractLaneByLane) {
       const auto it = got.find(name);
       ASSERT_NE(it, got.end()) << f.name << ": no result for " << name;
       ASSERT_EQ(it->second.size(), values.size()) << f.name << " " << name;
-      for (size_t i = 0; i < values.size(); ++i)
+      for (size_t i = 0; i < values.size(); ++i) {
+        // A NaN's sign and payload are the hardware's (Intel's pseudo-code: the invalid
+        // operation gives the "QNaN floating-point indefinite", 0xFFC00000, which the oracle
+        // gets from this CPU's own addss/mulss). SIMDe's portable code is plain C, whose NaN
+        // depends on how GCC lowers it (at -O1, +0x7FC00000): on the emulated copy a NaN
+        // lane must be a NaN, and only a native family is held to its bits.
+        if (f.name.ends_with("_simde") && makes_nan(name) && is_nan_bits(values[i])) {
+          ASSERT_TRUE(is_nan_bits(it->second[i])) << f.name << "::" << name << ", lane " << i;
+          continue;
+        }
         ASSERT_EQ(it->second[i], values[i]) << f.name << "::" << name << ", lane " << i;
+      }
     }
     ++checked;
   }

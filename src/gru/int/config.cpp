@@ -28,6 +28,13 @@ GruQuantConfig uniform(int activation_bits, ScaleKind kind) {
 GruQuantConfig GruQuantConfig::int8(ScaleKind kind) { return uniform(8, kind); }
 GruQuantConfig GruQuantConfig::int16(ScaleKind kind) { return uniform(16, kind); }
 
+bool GruQuantConfig::is_base_name(std::string_view name) { return name == "int8" || name == "int16"; }
+
+GruQuantConfig GruQuantConfig::base(std::string_view name, ScaleKind kind, std::string_view what) {
+  require(is_base_name(name), what, " must be int8 or int16, got '", name, "'");
+  return name == "int8" ? int8(kind) : int16(kind);
+}
+
 void GruQuantConfig::validate() const {
   for (int i = 0; i < kGruOpCount; ++i) {
     const int b = bits[static_cast<size_t>(i)];
@@ -77,9 +84,7 @@ GruQuantConfig parse_config(const std::string& text) {
           "GRU config version must be ", kConfigVersion);
   const std::string scales = j.value("scales", std::string("pow2"));
   const ScaleKind kind = parse_scale_kind(scales, "GRU config 'scales'");  // also the older "float"
-  const std::string base = j.value("base", std::string("int8"));
-  require(base == "int8" || base == "int16", "GRU config 'base' must be int8 or int16, got '", base, "'");
-  GruQuantConfig c = base == "int8" ? GruQuantConfig::int8(kind) : GruQuantConfig::int16(kind);
+  GruQuantConfig c = GruQuantConfig::base(j.value("base", std::string("int8")), kind, "GRU config 'base'");
   if (j.contains("bits")) {
     require(j["bits"].is_object(), "GRU config 'bits' must map operator names to 8 or 16");
     for (const auto& [name, value] : j["bits"].items()) {

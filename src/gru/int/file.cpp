@@ -3,14 +3,16 @@
 #include <cstring>
 
 #include "fixq/error.h"
+#include "fixq/file_kind.h"
 #include "fixq/safetensors.h"
 #include "gru/int/model.h"
+#include "io/fixq_files.h"
 
 namespace fixq {
 
 namespace {
 
-constexpr const char* kFormat = "gru-quantized";
+const std::string kFormat = to_string(FileKind::GruQuantized);
 // Version 1 (no "fixq.version" key) stored no activation tables: a loader rebuilt them
 // from the parameters with the host's libm. Version 2 stores them (docs/spec.md 7.2).
 constexpr int kVersion = 2;
@@ -99,7 +101,7 @@ void QuantizedGru::save(const std::string& path) const {
       views.push_back({tensor_name(c, kTableNames[t]), SafetensorsDtype::I32, Shape{static_cast<int64_t>(e.size())}, bufs.back()});
     }
   }
-  const std::map<std::string, std::string> meta{{"fixq.format", kFormat},
+  const std::map<std::string, std::string> meta{{kFixqFormatKey, kFormat},
                                                 {"fixq.version", std::to_string(kVersion)},
                                                 {"input_size", std::to_string(m.input_size)},
                                                 {"hidden_size", std::to_string(m.hidden_size)},
@@ -112,7 +114,7 @@ void QuantizedGru::save(const std::string& path) const {
 QuantizedGru QuantizedGru::load(const std::string& path) {
   const SafetensorsFile f(path);
   const auto& meta = f.metadata();
-  const auto format = meta.find("fixq.format");
+  const auto format = meta.find(kFixqFormatKey);
   if (format == meta.end() || format->second != kFormat)
     fail("quantized GRU ", path, ": not a fixq quantized GRU (metadata 'fixq.format' must be '", kFormat, "')");
   const int version = file_version(meta, path);

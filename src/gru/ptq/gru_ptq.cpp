@@ -21,6 +21,18 @@ WeightRounding parse_weight_rounding(const std::string& name) {
   fail("weight rounding '", name, "' is not one of: nearest, gptq");
 }
 
+std::string range_method_name(const std::optional<CalibMethod>& method) { return method ? to_string(*method) : "auto"; }
+
+std::optional<CalibMethod> parse_range_method(std::string_view name, std::string_view what) {
+  if (name == "auto") return std::nullopt;
+  std::string known = "auto";
+  for (CalibMethod m : kCalibMethods) {
+    if (name == to_string(m)) return m;
+    known += ", " + to_string(m);
+  }
+  fail(what, " must be one of ", known, ", got '", name, "'");
+}
+
 void GruPtqOptions::validate() const {
   require(std::isfinite(gptq_damp) && gptq_damp >= 0.0 && gptq_damp <= 1.0, "GRU PTQ: gptq_damp must be in [0, 1], got ",
           gptq_damp);
