@@ -10,7 +10,7 @@ is us_per_step(onednn_gru_u8s8) / us_per_step(impl) at the same H and batch, tak
 `--against`, the CSV that `fixq bench gru` printed; without it the column is empty.
 
 Usage: /usr/bin/python3 tools/bench_torch_gru.py [--quick] [--hidden 256,512]
-           [--batch 1,16] [--steps 100] [--against fixq_gru.csv]
+           [--batch 1,16,64] [--steps 100] [--against fixq_gru.csv]
 """
 import argparse
 import os
@@ -127,13 +127,13 @@ def main(argv):
     p = OneLineParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="H 64,128; batch 1,4; T 20; short samples")
     p.add_argument("--hidden", help="hidden (= input) sizes, comma-separated [256,512,1024]")
-    p.add_argument("--batch", help="batch sizes, comma-separated [1,16]")
+    p.add_argument("--batch", help="batch sizes, comma-separated [1,16,64]")
     p.add_argument("--steps", help="time steps per forward [100]")
     p.add_argument("--against", help="CSV of `fixq bench gru`, for ratio_vs_onednn_int8")
     a = p.parse_args(argv)
     try:
         hiddens = count_list("--hidden", a.hidden or ("64,128" if a.quick else "256,512,1024"), MAX_HIDDEN)
-        batches = count_list("--batch", a.batch or ("1,4" if a.quick else "1,16"), MAX_BATCH)
+        batches = count_list("--batch", a.batch or ("1,4" if a.quick else "1,16,64"), MAX_BATCH)
         steps = count("--steps", a.steps or ("20" if a.quick else "100"), MAX_STEPS)
         against = read_against(a.against) if a.against else {}
     except ValueError as e:

@@ -1,5 +1,5 @@
-// `fixq bench`: fixq against its peers, single thread, one process, the same inputs; CSV on
-// stdout. The library fixq_compare runs them; the CLI only parses the options. Where this
+// `fixq bench`: fixq against its peers, single thread (bench gru: --threads), one process,
+// the same inputs; CSV on stdout. The library fixq_compare runs them; the CLI only parses the options. Where this
 // build has no oneDNN (bench/peers/), the same commands time fixq alone: the peer columns
 // stay empty and a note on stderr (and a # line in the CSV) says how to add it.
 #pragma once
@@ -37,6 +37,7 @@ struct GruBenchOptions {
   std::string hidden;  // H = C values
   std::string batch;   // batch sizes
   std::string steps;   // T
+  std::string threads; // threads of fixq and oneDNN [1]
 };
 void bench_gru(const GruBenchOptions& o);
 

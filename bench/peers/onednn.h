@@ -28,13 +28,18 @@ class OnednnGru {
     VanillaF32,  // gru, f32: r applied to h before R (oneDNN's only int8 GRU cell)
     VanillaU8S8  // gru, u8 activations and s8 weights (per output channel), f32 gates
   };
-  OnednnGru(Kind kind, const GruModel& model, const std::vector<float>& x, int64_t steps, int64_t batch);
+  // one_frame_per_call (gru u8s8 only): the primitive runs T = 1, and each run() takes the
+  // next frame of x (cycling), writes its row of output() and hands its final state, kept
+  // in oneDNN's u8 form (dst_iter), to the next run as src_iter: a stream, as a real-time
+  // app calls it, whose runs over T frames compute the whole-sequence run.
+  OnednnGru(Kind kind, const GruModel& model, const std::vector<float>& x, int64_t steps, int64_t batch,
+            bool one_frame_per_call = false);
   ~OnednnGru();
   OnednnGru(const OnednnGru&) = delete;
   OnednnGru& operator=(const OnednnGru&) = delete;
 
-  void run();                          // one forward over all T steps
-  std::vector<float> output() const;   // dst_layer [T, B, H] of the last run, as float
+  void run();                          // one forward over all T steps (one frame per call: the next frame)
+  std::vector<float> output() const;   // dst_layer [T, B, H] of the last run (of the last T frames), as float
   std::string implementation() const;  // oneDNN's impl_info_str, e.g. "ref:any"
 
   struct Impl;
@@ -64,10 +69,11 @@ class OnednnBf16Matmul {
   std::unique_ptr<Impl> impl_;
 };
 
-// Forces oneDNN's OpenMP runtime to one thread (the environment variable is read when
-// libgomp loads, before main, so it must be set through the API). Throws fixq::Error if
-// the runtime cannot be reached.
-void onednn_single_thread();
+// Sets oneDNN's OpenMP runtime to n threads (the environment variable is read when libgomp
+// loads, before main, so it must be set through the API). Throws fixq::Error if the
+// runtime cannot be reached, or is sequential and n > 1.
+void onednn_threads(int n);
+inline void onednn_single_thread() { onednn_threads(1); }
 // "oneDNN 2.6.3 (OpenMP, max ISA avx512_core_vnni)".
 std::string onednn_version_str();
 // The widest instruction set oneDNN may use on this CPU ("max ISA avx512_core_vnni").

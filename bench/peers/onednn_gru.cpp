@@ -1,12 +1,14 @@
 // oneDNN's GRUs for `fixq bench gru`: lbr_gru f32 (the same function as fixq's GRU) and
 // the vanilla gru in f32 and u8s8 (oneDNN 2.6 has no int8 lbr_gru). Primitives are
 // created and weights reordered to the primitive's preferred layout once, here, so a
-// timed run() is primitive execution only.
+// timed run() is primitive execution only. The u8s8 gru also runs one frame per call (T = 1),
+// its state carried from call to call, as a streaming app would call it.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
+#include <utility>
 
 #include "fixq/arith.h"
 #include "fixq/error.h"
@@ -93,6 +95,12 @@ struct OnednnGru::Impl {
   std::unordered_map<int, memory> args;
   std::string impl_info;
   size_t dst_elems = 0;
+  // One frame per call: the frames' and their outputs' memories over q_frames and dst_all,
+  // and the next frame's index.
+  std::vector<memory> src_frames, dst_frames;
+  std::vector<uint8_t> q_frames;
+  std::vector<float> dst_all;
+  size_t next_frame = 0;
 
   // A memory of `md` holding `data` (already in md's plain layout).
   memory filled(const memory::desc& md, const void* data, size_t bytes) {
@@ -111,7 +119,8 @@ struct OnednnGru::Impl {
   }
 };
 
-OnednnGru::OnednnGru(Kind kind, const GruModel& model, const std::vector<float>& x, int64_t steps, int64_t batch)
+OnednnGru::OnednnGru(Kind kind, const GruModel& model, const std::vector<float>& x, int64_t steps, int64_t batch,
+                     bool one_frame_per_call)
     : impl_(std::make_unique<Impl>()) {
   require(model.num_layers == 1 && !model.bidirectional && model.cells.size() == 1,
           "bench gru: the oneDNN comparison takes one unidirectional layer");
@@ -120,6 +129,8 @@ OnednnGru::OnednnGru(Kind kind, const GruModel& model, const std::vector<float>&
   require(static_cast<int64_t>(x.size()) == T * B * C, "bench gru: x must hold T * B * C floats");
   const bool int8 = kind == Kind::VanillaU8S8;
   const bool lbr = kind == Kind::LbrF32;
+  require(!one_frame_per_call || int8, "bench gru: one frame per call is set up for oneDNN's gru u8s8 only");
+  const int64_t T_call = one_frame_per_call ? 1 : T;  // the primitive's steps per call
   Impl& m = *impl_;
   try {
     dnnl::primitive_attr attr;
@@ -128,20 +139,22 @@ OnednnGru::OnednnGru(Kind kind, const GruModel& model, const std::vector<float>&
       attr.set_rnn_weights_qparams(kPerGateOutputMask, weight_scales(c));
     }
     const memory::dims wl_dims{1, 1, C, 3, H}, wi_dims{1, 1, H, 3, H};
-    const memory::desc src_md({T, B, C}, int8 ? dt::u8 : dt::f32, tag::tnc);
+    const memory::desc src_md({T_call, B, C}, int8 ? dt::u8 : dt::f32, tag::tnc);
     // int8: h0 = 0 is passed explicitly as the quantized zero (the shift), so that no
     // convention of an absent src_iter is relied on; f32: absent means zeros.
     const memory::desc src_iter_md = int8 ? memory::desc({1, 1, B, H}, dt::u8, tag::ldnc) : memory::desc();
     const memory::desc wl_md(wl_dims, int8 ? dt::s8 : dt::f32, tag::any),
         wi_md(wi_dims, int8 ? dt::s8 : dt::f32, tag::any);
     const memory::desc bias_md({1, 1, lbr ? 4 : 3, H}, dt::f32, tag::ldgo);
-    const memory::desc dst_md({T, B, H}, dt::f32, tag::tnc);
+    const memory::desc dst_md({T_call, B, H}, dt::f32, tag::tnc);
+    // One frame per call hands the final state on in u8, as the steps of one run do.
+    const memory::desc dst_iter_md = one_frame_per_call ? src_iter_md : memory::desc();
     const auto dir = dnnl::rnn_direction::unidirectional_left2right;
     const auto prop = dnnl::prop_kind::forward_inference;
     memory::desc pd_wl, pd_wi;
     if (lbr) {
       const dnnl::lbr_gru_forward::primitive_desc pd(
-          dnnl::lbr_gru_forward::desc(prop, dir, src_md, src_iter_md, wl_md, wi_md, bias_md, dst_md, memory::desc()),
+          dnnl::lbr_gru_forward::desc(prop, dir, src_md, src_iter_md, wl_md, wi_md, bias_md, dst_md, dst_iter_md),
           attr, m.engine);
       m.primitive = dnnl::lbr_gru_forward(pd);
       m.impl_info = pd.impl_info_str();
@@ -149,7 +162,7 @@ OnednnGru::OnednnGru(Kind kind, const GruModel& model, const std::vector<float>&
       pd_wi = pd.weights_iter_desc();
     } else {
       const dnnl::gru_forward::primitive_desc pd(
-          dnnl::gru_forward::desc(prop, dir, src_md, src_iter_md, wl_md, wi_md, bias_md, dst_md, memory::desc()), attr,
+          dnnl::gru_forward::desc(prop, dir, src_md, src_iter_md, wl_md, wi_md, bias_md, dst_md, dst_iter_md), attr,
           m.engine);
       m.primitive = dnnl::gru_forward(pd);
       m.impl_info = pd.impl_info_str();
@@ -164,13 +177,23 @@ OnednnGru::OnednnGru(Kind kind, const GruModel& model, const std::vector<float>&
       std::vector<uint8_t> q(x.size());
       for (size_t i = 0; i < x.size(); ++i)
         q[i] = static_cast<uint8_t>(round_half_even_saturate(double{kDataScale * x[i] + kDataShift}, 0, 255));
-      m.args[DNNL_ARG_SRC_LAYER] = m.filled(src_md, q.data(), q.size());
       const std::vector<uint8_t> h0(static_cast<size_t>(B * H), static_cast<uint8_t>(kDataShift));
       m.args[DNNL_ARG_SRC_ITER] = m.filled(src_iter_md, h0.data(), h0.size());
+      if (one_frame_per_call) {
+        m.q_frames = std::move(q);
+        m.dst_all.assign(static_cast<size_t>(T * B * H), 0.0f);
+        for (int64_t t = 0; t < T; ++t) {
+          m.src_frames.emplace_back(src_md, m.engine, m.q_frames.data() + t * B * C);
+          m.dst_frames.emplace_back(dst_md, m.engine, m.dst_all.data() + t * B * H);
+        }
+        m.args[DNNL_ARG_DST_ITER] = memory(dst_iter_md, m.engine);
+      } else {
+        m.args[DNNL_ARG_SRC_LAYER] = m.filled(src_md, q.data(), q.size());
+      }
     } else {
       m.args[DNNL_ARG_SRC_LAYER] = m.filled(src_md, x.data(), x.size() * sizeof(float));
     }
-    m.args[DNNL_ARG_DST_LAYER] = memory(dst_md, m.engine);
+    if (!one_frame_per_call) m.args[DNNL_ARG_DST_LAYER] = memory(dst_md, m.engine);
     m.dst_elems = static_cast<size_t>(T * B * H);
   } catch (const dnnl::error& e) {
     fail("oneDNN ", kind_name(kind), " (T=", T, ", batch ", B, ", H=", H, "): ", e.what(), " (status ",
@@ -181,11 +204,22 @@ OnednnGru::OnednnGru(Kind kind, const GruModel& model, const std::vector<float>&
 OnednnGru::~OnednnGru() = default;
 
 void OnednnGru::run() {
-  impl_->primitive.execute(impl_->stream, impl_->args);
-  impl_->stream.wait();
+  Impl& m = *impl_;
+  if (m.src_frames.empty()) {
+    m.primitive.execute(m.stream, m.args);
+    m.stream.wait();
+    return;
+  }
+  m.args[DNNL_ARG_SRC_LAYER] = m.src_frames[m.next_frame];
+  m.args[DNNL_ARG_DST_LAYER] = m.dst_frames[m.next_frame];
+  m.primitive.execute(m.stream, m.args);
+  m.stream.wait();
+  std::swap(m.args.at(DNNL_ARG_SRC_ITER), m.args.at(DNNL_ARG_DST_ITER));  // this frame's state feeds the next
+  m.next_frame = (m.next_frame + 1) % m.src_frames.size();
 }
 
 std::vector<float> OnednnGru::output() const {
+  if (!impl_->src_frames.empty()) return impl_->dst_all;
   const float* p = static_cast<const float*>(impl_->args.at(DNNL_ARG_DST_LAYER).get_data_handle());
   return std::vector<float>(p, p + impl_->dst_elems);
 }

@@ -13,11 +13,14 @@ void onednn_gemm_u8s8s32(const uint8_t* a, const int8_t* b, int32_t* c, int64_t 
   if (st != dnnl_success) fail("oneDNN dnnl_gemm_u8s8s32 failed with status ", static_cast<int>(st));
 }
 
-void onednn_single_thread() {
+void onednn_threads(int n) {
   const unsigned runtime = dnnl_version()->cpu_runtime;
-  if (runtime == DNNL_RUNTIME_SEQ) return;
+  if (runtime == DNNL_RUNTIME_SEQ) {
+    require(n == 1, "bench: this oneDNN is built sequential: it cannot run on ", n, " threads");
+    return;
+  }
   require(runtime == DNNL_RUNTIME_OMP, "bench: this oneDNN uses CPU runtime ", runtime,
-          ", not OpenMP: cannot force it to one thread");
+          ", not OpenMP: cannot set its thread count");
   // libgomp is loaded with oneDNN; its API is looked up rather than linked, since the
   // tool itself is not an OpenMP program.
   using set_fn = void (*)(int);
@@ -25,8 +28,8 @@ void onednn_single_thread() {
   const auto set = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
   const auto get = reinterpret_cast<get_fn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
   require(set != nullptr && get != nullptr, "bench: oneDNN runs on OpenMP but omp_set_num_threads is not loaded");
-  set(1);
-  require(get() == 1, "bench: OpenMP still reports ", get(), " threads after omp_set_num_threads(1)");
+  set(n);
+  require(get() == n, "bench: OpenMP reports ", get(), " threads after omp_set_num_threads(", n, ")");
 }
 
 std::string onednn_version_str() {

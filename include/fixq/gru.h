@@ -113,11 +113,27 @@ struct GruTap {
   std::function<void(int layer, int direction, int64_t t, GruOp op, const float* values, const Shape& shape)> on_value;
 };
 
+// The smallest batch a forward splits over threads (GruRunOptions::threads), the threshold
+// issue 33 names: smaller batches (batch 1 above all) stay on one thread, where a split
+// has not been shown to pay.
+inline constexpr int64_t kGruMinThreadedBatch = 16;
+// The most GruRunOptions::threads may ask for (as FIXQ_NUM_THREADS): a larger count is a typo.
+inline constexpr int kGruMaxThreads = 1024;
+
 struct GruRunOptions {
   bool batch_first = false;
   std::span<const int64_t> lengths;  // empty: every sequence has length T; else B entries in [0, T]
   const float* h0 = nullptr;         // [L*D, B, H] initial state, or zeros when null
   const GruTap* tap = nullptr;       // optional observer of every operator value
+  // Threads of a forward: from a batch of kGruMinThreadedBatch, the batch is cut into
+  // contiguous slices, one per thread (at least one item each), each running the whole
+  // forward on the process's shared worker threads, its products on its own thread. 0: the
+  // process's thread count (set_gemm_threads, FIXQ_NUM_THREADS, else every hardware
+  // thread). Results are bit-identical for every value. Smaller batches, and runs with a
+  // tap (whose calls are ordered), are not split; an unsplit forward shares its large
+  // products as set_gemm_threads says (fixq/gemm.h). Outside [0, kGruMaxThreads] is a
+  // fixq::Error.
+  int threads = 1;
 };
 
 struct GruOutput {

@@ -49,9 +49,10 @@ pyb::dict state_dict(const GruModel& m) {
 }
 
 pyb::tuple forward(const GruModel& m, const pyb::object& x, const pyb::object& h0, const pyb::object& lengths,
-                   bool batch_first) {
+                   bool batch_first, int threads) {
   GruArgs a;
   make_gru_args(a, dims_of(m), x, h0, lengths, batch_first);
+  a.options.threads = threads;
   GruOutput out;
   {
     pyb::gil_scoped_release nogil;
@@ -105,11 +106,13 @@ void bind_gru(pyb::module_& m) {
       .def_readonly("bidirectional", &GruModel::bidirectional)
       .def_property_readonly("directions", &GruModel::directions)
       .def("forward", &forward, "x"_a, "h0"_a = pyb::none(), "lengths"_a = pyb::none(), "batch_first"_a = false,
+           "threads"_a = 1,
            "Runs the float GRU: x [T, B, C] ([B, T, C] if batch_first), h0 [L*D, B, H] or None (zeros), lengths [B]\n"
            "or None (all T). Returns (y, h_n) as float32 arrays: y [T, B, D*H] ([B, T, D*H]), zero at padded steps;\n"
-           "h_n [L*D, B, H]. NaN / Inf in x or h0 raise ValueError.")
+           "h_n [L*D, B, H]. NaN / Inf in x or h0 raise ValueError. threads: from a batch of 16, the batch is split\n"
+           "over that many threads (0: every hardware thread, or FIXQ_NUM_THREADS); the results are the same bits.")
       .def("__call__", &forward, "x"_a, "h0"_a = pyb::none(), "lengths"_a = pyb::none(), "batch_first"_a = false,
-           "Same as forward().")
+           "threads"_a = 1, "Same as forward().")
       .def("stream", &make_stream, "batch"_a = 1, "h0"_a = pyb::none(), pyb::keep_alive<0, 1>(),
            "A GruStream: one frame at a time (unidirectional models only), equal to forward() bit for bit.\n"
            "h0: [L, B, H] or None (zeros).")

@@ -126,9 +126,10 @@ void observe(Calibrator& c, const pyb::object& x, const pyb::object& lengths, bo
 }
 
 pyb::tuple qforward(const QuantizedGru& q, const pyb::object& x, const pyb::object& h0, const pyb::object& lengths,
-                    bool batch_first) {
+                    bool batch_first, int threads) {
   GruArgs a;
   make_gru_args(a, dims_of(q), x, h0, lengths, batch_first);
+  a.options.threads = threads;
   GruOutput out;
   {
     pyb::gil_scoped_release nogil;
@@ -352,9 +353,10 @@ void bind_qgru(pyb::module_& m) {
       .def("vectorized_cells", &QuantizedGru::vectorized_cells,
            "Per cell: whether it runs the vectorised loop on this CPU (both loops compute the same integers).")
       .def("forward", &qforward, "x"_a, "h0"_a = pyb::none(), "lengths"_a = pyb::none(), "batch_first"_a = false,
+           "threads"_a = 1,
            "As GruModel.forward, through the integer GRU: returns (y, h_n) float32, the dequantized integer outputs.")
       .def("__call__", &qforward, "x"_a, "h0"_a = pyb::none(), "lengths"_a = pyb::none(), "batch_first"_a = false,
-           "Same as forward().")
+           "threads"_a = 1, "Same as forward().")
       .def("stream", &make_qstream, "batch"_a = 1, "h0"_a = pyb::none(), pyb::keep_alive<0, 1>(),
            "A QuantizedGruStream (unidirectional models): the state stays integer between frames; its steps equal\n"
            "forward() bit for bit. h0: [L, B, H] or None (zeros).")

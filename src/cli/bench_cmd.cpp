@@ -8,7 +8,7 @@
 namespace fixq::cli {
 
 void register_bench(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("bench", "Measure fixq against its peers (single thread, same process)");
+  CLI::App* cmd = app.add_subcommand("bench", "Measure fixq against its peers (single thread unless told, same process)");
   cmd->require_subcommand(1);
   // A build without oneDNN says so under every bench command's help.
   const std::string note = bench::have_onednn() ? "" : "\nNote: " + bench::onednn_missing_note() + ".";
@@ -45,18 +45,25 @@ void register_bench(CLI::App& app) {
 
   auto go = std::make_shared<bench::GruBenchOptions>();
   CLI::App* r = cmd->add_subcommand(
-      "gru", "GRU forward (1 layer, H = C) of fixq int8 / int16 / float against oneDNN lbr_gru f32 and gru u8s8; "
+      "gru", "GRU forward (1 layer, H = C) of fixq int8 / int16 / float against oneDNN lbr_gru f32 and gru u8s8, "
+             "and one frame per call (fixq_int8_stream, fixq_int8_forward_T1, onednn_gru_u8s8_stream); "
              "CSV H,batch,impl,us_per_step,ratio_vs_onednn_int8 (ratio > 1: faster than oneDNN int8)");
   r->add_flag("--quick", go->quick, "small shapes (H 64,128; batch 1,4; T 20) and short samples, for smoke tests");
   r->add_option("--hidden", go->hidden, "hidden (= input) sizes, comma-separated [default 256,512,1024]");
-  r->add_option("--batch", go->batch, "batch sizes, comma-separated [default 1,16]");
+  r->add_option("--batch", go->batch,
+                "batch sizes, comma-separated; batch 1 adds the rows of one frame per call and the step's bound "
+                "[default 1,16,64]");
   r->add_option("--steps", go->steps, "time steps T per forward [default 100]");
+  r->add_option("--threads", go->threads,
+                "threads of fixq (batch slices from batch 16) and of oneDNN (OpenMP); with N > 1, a ratio_vs_1_thread "
+                "line per shape of batch >= 16 and H >= 512 [default 1]");
   auto gru_device = std::make_shared<std::string>("cpu");
   r->add_option("--device", *gru_device, "cpu, or cuda: the integer GRU on GPU 0 (CSV H,batch,impl,us_per_step; "
                                          "batch default 1,16,64)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   r->footer(
       "Example:\n  build/bin/fixq bench gru > gru.csv\n  build/bin/fixq bench gru --hidden 512 --batch 1 --steps 50\n"
+      "  build/bin/fixq bench gru --threads 2 --hidden 512 --batch 16 --steps 20\n"
       "  /usr/bin/python3 tools/bench_torch_gru.py --against gru.csv > gru_torch.csv" +
       note);
   r->callback([go, gru_device] {

@@ -29,6 +29,7 @@ struct Options {
   std::string device = "cpu";  // run: cpu or cuda
   bool batch_first = false;
   int64_t calib_batch = 16;
+  int threads = 1;  // gru run: GruRunOptions::threads
   // Post-training steps (fixq/gru_ptq.h) and mixed precision.
   std::string rounding = "gptq", config_out;
   bool no_bias_correction = false, auto_bits = false;
@@ -162,6 +163,7 @@ void run_cmd(const Options& o) {
   GruRunOptions opt;
   opt.lengths = lengths;
   opt.batch_first = s.batch_first;
+  opt.threads = o.threads;
   GruOutput out;
   std::string gpu;  // the GPU's name with --device cuda
   if (file_kind(o.model) == FileKind::GruQuantized) {
@@ -301,11 +303,17 @@ void register_gru(CLI::App& app) {
   rc->add_option("--input", r->input, "sequences .npy [T, B, C]")->required()->check(CLI::ExistingFile);
   rc->add_option("--lengths", r->lengths, "int64 .npy [B] of real steps per sequence")->check(CLI::ExistingFile);
   rc->add_flag("--batch-first", r->batch_first, "sequences are [B, T, C], and so are the outputs");
+  rc->add_option("--threads", r->threads,
+                 "threads: from a batch of 16, the batch is split over them, with the same outputs (0: every "
+                 "hardware thread, or FIXQ_NUM_THREADS)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, kGruMaxThreads));
   rc->add_option("-o,--output", r->out, "outputs .npy [T, B, D*H] ([B, T, D*H] with --batch-first)")->required();
   rc->add_option("--device", r->device, "cpu, or cuda: a quantized model on NVIDIA GPU 0, bit for bit the CPU's output")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   rc->footer("Example (gru.fixq and ref/x.npy as made in `fixq gru quantize --help`):\n"
              "  build/bin/fixq gru run --model gru.fixq --input ref/x.npy -o y.npy\n"
+             "  build/bin/fixq gru run --model gru.fixq --input ref/x.npy --threads 2 -o y.npy\n"
              "On a machine with an NVIDIA GPU and a build with the CUDA part, add --device cuda.");
   rc->callback([r] { run_cmd(*r); });
 

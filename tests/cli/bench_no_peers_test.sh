@@ -58,15 +58,17 @@ for r in shapes:
 peaks = [r for r in gemm if len(r) == 2]
 assert [p[0] for p in peaks][:1] == ["vpdpbusd_peak_gops"] and len(shapes) + len(peaks) == len(gemm), gemm
 
-# gru: fixq's three rows at every (H, batch), positive times, ratio empty; one check line
-# per shape and the one-thread proof.
+# gru: fixq's three rows at every (H, batch), and at batch 1 its two rows of one frame per
+# call; positive times, ratio empty; one check line per shape and per H for one frame per
+# call, and the one-thread proof.
 gru, comments = rows(sys.argv[2], "H,batch,impl,us_per_step,ratio_vs_onednn_int8")
 impls = ["fixq_int8", "fixq_int16", "fixq_float"]
+stream_impls = ["fixq_int8_stream", "fixq_int8_forward_T1"]
 got = [(int(r[0]), int(r[1]), r[2]) for r in gru]
-assert got == [(h, b, i) for h in (64, 96) for b in (1, 3) for i in impls], got
+assert got == [(h, b, i) for h in (64, 96) for b in (1, 3) for i in impls + (stream_impls if b == 1 else [])], got
 for r in gru:
     assert len(r) == 5 and float(r[3]) > 0 and r[4] == "", f"gru: bad row {r}"
-assert len([c for c in comments if c.startswith("# check ")]) == 4, comments
+assert len([c for c in comments if c.startswith("# check ")]) == 4 + 2, comments
 assert any(c.startswith("# threads in this process after timing: 1;") for c in comments), comments
 PY
 

@@ -48,6 +48,11 @@ done
 "$fixq" gru run --model "$tmp/gru.safetensors" --input "$tmp/x40.npy" -o "$tmp/f40.npy" >/dev/null
 "$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/x40.npy" -o "$tmp/q40.npy" >/dev/null
 "$fixq" gru eval --model "$tmp/q.fixq" --float "$tmp/gru.safetensors" --input "$tmp/x40.npy" >"$tmp/eval40.txt"
+# --threads splits the batch of 40: the same bytes as one thread, float and integer.
+"$fixq" gru run --model "$tmp/gru.safetensors" --input "$tmp/x40.npy" --threads 3 -o "$tmp/f40_t3.npy" >/dev/null
+"$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/x40.npy" --threads 2 -o "$tmp/q40_t2.npy" >/dev/null
+cmp "$tmp/f40.npy" "$tmp/f40_t3.npy"
+cmp "$tmp/q40.npy" "$tmp/q40_t2.npy"
 "$py" - "$tmp/f40.npy" "$tmp/q40.npy" "$tmp/eval40.txt" <<'PY'
 import re, sys, numpy as np
 f, q = np.load(sys.argv[1]).astype(np.float64), np.load(sys.argv[2]).astype(np.float64)
@@ -83,6 +88,8 @@ expect_fail "safetensors" "$fixq" gru run --model "$tmp/trunc.fixq" --input "$tm
 expect_fail "expects 6" "$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/bad_x.npy" -o "$tmp/y.npy"
 "$py" -c "import numpy as np; a=np.zeros((3, 2, 6), np.float32); a[1,1,2]=np.nan; np.save('$tmp/nan_x.npy', a)"
 expect_fail "not finite\|must be finite" "$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/nan_x.npy" -o "$tmp/y.npy"
+expect_fail "--threads" "$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/ref/x.npy" --threads -1 -o "$tmp/y.npy"
+expect_fail "--threads" "$fixq" gru run --model "$tmp/q.fixq" --input "$tmp/ref/x.npy" --threads 5000 -o "$tmp/y.npy"
 expect_fail "--scales must be pow2 or multiplier" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" \
   --scales pow3 -o "$tmp/x.fixq"
 expect_fail "weight rounding 'adaround'" "$fixq" gru quantize --model "$tmp/gru.safetensors" --calib "$tmp/ref/x.npy" \

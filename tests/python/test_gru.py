@@ -177,6 +177,26 @@ def test_quantized_stream_equals_forward(small_gru_files):
     assert np.array_equal(np.stack([s1.step(frame) for frame in x[:, 0]]), q.forward(x[:, :1])[0][:, 0])
 
 
+def test_threads_give_the_same_bits(small_gru_files):
+    """forward(threads=n) splits a batch of 16 or more over n threads: the same bits as one
+    thread, for the float and the integer GRU; a negative or absurd count is a ValueError."""
+    f = small_gru_files
+    model, q = fixq.GruModel.load(str(f["model"])), fixq.QuantizedGru.load(str(f["fixq"]))
+    x = sequences(9, 19, 6, seed=11)
+    h0 = sequences(2, 19, 12, seed=12, scale=0.5)
+    lengths = np.random.default_rng(13).integers(0, 10, 19)
+    for m in (model, q):
+        y1, hn1 = m.forward(x, h0=h0, lengths=lengths)
+        for threads in (2, 3, 0):
+            y, hn = m.forward(x, h0=h0, lengths=lengths, threads=threads)
+            assert y.tobytes() == y1.tobytes() and hn.tobytes() == hn1.tobytes(), threads
+        assert m(x, threads=2)[0].tobytes() == m(x)[0].tobytes()
+        with pytest.raises(ValueError, match="threads is -1"):
+            m.forward(x, threads=-1)
+        with pytest.raises(ValueError, match="threads is 5000; expected 0..1024"):
+            m.forward(x, threads=5000)
+
+
 def test_quantized_save_load_roundtrip_is_bit_exact(small_gru_files, tmp_path):
     q = fixq.QuantizedGru.load(str(small_gru_files["fixq"]))
     q.save(str(tmp_path / "again.fixq"))

@@ -7,6 +7,7 @@
 
 #include "fixq/error.h"
 #include "fixq/gru.h"
+#include "gru/batch_split.h"
 #include "gru/float/inputs.h"
 #include "gru/float/step.h"
 #include "gru/float/weights.h"
@@ -85,6 +86,14 @@ void run_direction(const GruCell& cell, const gru_float::ActiveKernels& k, const
 
 GruOutput gru_forward(const GruModel& model, const float* x, const Shape& x_shape, const GruRunOptions& opt) {
   model.validate();
+  // A large batch as slices on several threads, each slice a forward of its own.
+  GruOutput sliced;
+  const gru_detail::ForwardDims dims{model.num_layers * model.directions(), model.hidden_size,
+                                     model.directions() * model.hidden_size};
+  auto slice = [&model](const float* xs, const Shape& s, const GruRunOptions& o, GruOutput& r) {
+    r = gru_forward(model, xs, s, o);
+  };
+  if (gru_detail::forward_in_slices(x, x_shape, opt, dims, sliced, slice)) return sliced;
   if (x_shape.size() != 3 || x_shape[2] != model.input_size)
     fail("gru_forward: x has shape ", shape_str(x_shape), ", expected ",
          opt.batch_first ? "[B, T, C]" : "[T, B, C]", " with C = input_size = ", model.input_size);

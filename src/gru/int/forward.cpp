@@ -7,6 +7,7 @@
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
+#include "gru/batch_split.h"
 #include "gru/int/fast/loop.h"
 #include "gru/int/model.h"
 
@@ -255,6 +256,10 @@ GruOutput QuantizedGru::forward(const float* x, const Shape& x_shape, const GruR
 
 void QuantizedGru::forward(const float* x, const Shape& x_shape, GruOutput& out, const GruRunOptions& opt) const {
   const Impl& m = *impl_;
+  // A large batch as slices on several threads, each slice a forward of its own.
+  const gru_detail::ForwardDims dims{m.num_layers * m.directions(), m.hidden_size, m.directions() * m.hidden_size};
+  auto slice = [this](const float* xs, const Shape& s, const GruRunOptions& o, GruOutput& r) { forward(xs, s, r, o); };
+  if (gru_detail::forward_in_slices(x, x_shape, opt, dims, out, slice)) return;
   require(x_shape.size() == 3, "GRU input must be 3-D [T, B, C] (or [B, T, C] with batch_first), got ", shape_str(x_shape));
   const int64_t T = opt.batch_first ? x_shape[1] : x_shape[0], B = opt.batch_first ? x_shape[0] : x_shape[1];
   const int64_t C = x_shape[2], H = m.hidden_size;
