@@ -136,8 +136,9 @@ def cosine_f64(ref, y):
     return float(r @ q / (math.sqrt(r @ r) * math.sqrt(q @ q)))
 
 
-def score(lm, model, x, y_ref, repeats):
-    """(y, row numbers): the first of up to `repeats` timed forwards is scored."""
+def timed_forwards(model, x, repeats):
+    """(y of the first forward, each forward's seconds): up to `repeats` forwards, fewer once
+    they took ROW_BUDGET_S; every baseline times its rows so."""
     seconds, y = [], None
     with torch.inference_mode():
         while len(seconds) < repeats and sum(seconds) < ROW_BUDGET_S:
@@ -148,6 +149,12 @@ def score(lm, model, x, y_ref, repeats):
                 y = out.numpy()
     if not np.isfinite(y).all():
         raise RuntimeError("the GRU output has non-finite values")
+    return y, seconds
+
+
+def score(lm, model, x, y_ref, repeats):
+    """(y, row numbers): the first of up to `repeats` timed forwards is scored."""
+    y, seconds = timed_forwards(model, x, repeats)
     steps = x.shape[0]
     return y, {"bpc": lm.bits_per_char(y), "cosine": 1.0 if y_ref is None else cosine_f64(y_ref, y),
                "us_per_step": statistics.median(seconds) / steps * 1e6, "forwards_timed": len(seconds)}

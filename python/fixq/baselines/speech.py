@@ -6,7 +6,7 @@ runs over all held-out mixtures at once, [T, B, bands] from h0 = 0; the linear h
 sigmoid run in float64 on its float32 output; the scores are the segmental SNR improvement
 (dB) and the mask MSE of _speech_task, and the cosine of the GRU output against torch's
 float32 GRU. us_per_step is the median wall time of one forward over all mixtures, / T, one
-thread, over --repeats forwards (the first one's output is the one scored).
+thread, over up to --repeats forwards (charlm's timed_forwards; the first one's output is scored).
 Rows: torch float32, then torch.ao.quantization.quantize_dynamic(model, {nn.GRU},
 dtype=torch.qint8) (int8 weights, activations quantized per call, gates in float) under the
 'onednn' and 'qnnpack' quantized engines (Debian's torch has no fbgemm). An engine that is
@@ -24,14 +24,12 @@ Usage: python3 -m fixq.baselines speech --data DIR [--repeats 3]
 import json
 import statistics
 import sys
-import time
 
 from . import OneLineParser
-from .charlm import ENGINES, cosine_f64, dynamic_int8, repeats_arg  # also sets torch's log levels
+from .charlm import ENGINES, cosine_f64, dynamic_int8, repeats_arg, timed_forwards  # also sets torch's log levels
 from ._speech_task import SpeechModel
 
-import numpy as np  # noqa: E402  (after .charlm, which raises torch's log levels before torch loads)
-import torch  # noqa: E402
+import torch  # noqa: E402  (after .charlm, which raises torch's log levels before torch loads)
 
 
 class Gru(torch.nn.Module):
@@ -49,37 +47,22 @@ class Gru(torch.nn.Module):
         return self.gru(x)[0]
 
 
-def run(model, x, repeats):
-    """(y of the first forward, median seconds per forward)."""
-    seconds, y = [], None
-    with torch.inference_mode():
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            out = model(x)
-            seconds.append(time.perf_counter() - t0)
-            if y is None:
-                y = out.numpy()
-    if not np.isfinite(y).all():
-        raise RuntimeError("the GRU output has non-finite values")
-    return y, statistics.median(seconds)
-
-
 def rows(m, repeats):
     """The JSON rows for the speech model m."""
     model = Gru(m)
     x = torch.from_numpy(m.features)
     steps = x.shape[0]
-    y32, s = run(model, x, repeats)
+    y32, s = timed_forwards(model, x, repeats)
     snr, mse = m.scores(y32)
     out = [{"name": "torch f32", "engine": None, "snr_gain_db": snr, "mask_mse": mse, "cosine": 1.0,
-            "us_per_step": s / steps * 1e6}]
+            "us_per_step": statistics.median(s) / steps * 1e6}]
     for engine in ENGINES:
         row = {"name": "torch dynamic int8", "engine": engine}
         try:
-            y, s = run(dynamic_int8(model, engine), x, repeats)
+            y, s = timed_forwards(dynamic_int8(model, engine), x, repeats)
             snr, mse = m.scores(y)
             row.update({"snr_gain_db": snr, "mask_mse": mse, "cosine": cosine_f64(y32, y),
-                        "us_per_step": s / steps * 1e6})
+                        "us_per_step": statistics.median(s) / steps * 1e6})
         except Exception as e:  # one engine failing must not hide the others' rows
             row["error"] = (str(e).strip().splitlines() or [type(e).__name__])[0]
         out.append(row)
