@@ -3,9 +3,11 @@
 # from a clean clone of the current commit. Catches what a development machine hides (a
 # package installed by hand, a file that is not committed, a Recommends that
 # --no-install-recommends leaves out).
-#   sudo bash scripts/fresh_check.sh [--refresh] [--keep]
+#   sudo bash scripts/fresh_check.sh [--refresh] [--keep] [--ci]
 #     --refresh  debootstrap the base root again (default: reuse build-fresh/base once made)
 #     --keep     leave the used root in build-fresh/root for inspection (default: remove it)
+#     --ci       after command 2, the rest of .ci/run (`scripts/test.sh --sanitize`) in the
+#                same root, and the two timed together: CI's time on a clean clone
 #
 # In build-fresh/ (ignored by git, like every build-*/):
 #   1. base/: `debootstrap --variant=minbase bookworm` from deb.debian.org, made once;
@@ -29,12 +31,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
-refresh=0 keep=0
+refresh=0 keep=0 ci=0
 for arg in "$@"; do
   case $arg in
     --refresh) refresh=1 ;;
     --keep) keep=1 ;;
-    *) echo "fresh_check: unknown option '$arg' (expected --refresh or --keep)" >&2; exit 2 ;;
+    --ci) ci=1 ;;
+    *) echo "fresh_check: unknown option '$arg' (expected --refresh, --keep or --ci)" >&2; exit 2 ;;
   esac
 done
 [[ $(id -u) -eq 0 ]] || { echo "fresh_check: needs root (debootstrap, mount, chroot)" >&2; exit 1; }
@@ -200,6 +203,14 @@ if ((status == 0)); then
   run_timed pip-system in_root 'FIXQ_CMAKE_BUILD_DIR=build python3 -m pip install -q --break-system-packages \
     --no-build-isolation --no-index . && cd /tmp && python3 -c "import fixq.torch; print(\"pip-system:\", fixq.torch.QuantGRU)"' ||
     status=1
+fi
+# .ci/run is scripts/test.sh, then scripts/test.sh --sanitize: the second half here, on the
+# same clean clone, so that the two phases add up to CI's run (its setup finds everything
+# installed, as CI's second call does).
+if ((status == 0 && ci == 1)); then
+  run_timed ci-sanitize in_root "bash scripts/test.sh --sanitize" || status=1
+  ((status != 0)) ||
+    results+=(".ci/run (test.sh + ci-sanitize): $((${took[test.sh]} + ${took[ci-sanitize]})) s, against CI's 90-minute limit and the 30-minute target")
 fi
 ((too_slow == 0)) || status=1
 summary

@@ -35,6 +35,12 @@ cpu_detail::KernelRegistry<Bf16Kernels>& registry();
 std::vector<KernelChoice> report_kernels();
 
 
+// A block of at least n uint32 for this thread's packed A, kept between calls (scratch.cpp).
+// It lives in a file compiled for the baseline ISA: growing a std::vector<uint32_t> in a
+// kernel file would emit its members as COMDAT code with that file's instructions, which
+// the linker may then pick for every caller (tests/cpu/isa_objects_check.py).
+uint32_t* a_block_of_thread(int64_t n);
+
 // Pair p of a row of k bf16 values: element 2p in the low half, 2p + 1 (or +0 past k) in
 // the high half: the dword vdpbf16ps reads.
 inline uint32_t pair_at(const uint16_t* row, int64_t k, int64_t p) {

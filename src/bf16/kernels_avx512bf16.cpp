@@ -10,10 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "bf16/kernels.h"
-#include "cpu/thread_address.h"
 #include "cpu/x86.h"
 
 namespace fixq::bf16_detail::FIXQ_KERNEL_NS(avx512bf16) {
@@ -184,18 +182,16 @@ void gemm(const uint16_t* a, int64_t m, int64_t lda, const uint32_t* packed, int
     for (int64_t i = 0; i < m; ++i) std::memset(c + i * ldc, 0, static_cast<std::size_t>(n) * sizeof(float));
     return;
   }
-  thread_local std::vector<uint32_t> a_block_of_thread;
-  auto& a_block = cpu::thread_address(a_block_of_thread);
   const bool stream = m <= kStreamRows, whole = pairs <= kKcWhole;
   const int64_t kc = stream ? std::min(pairs, m <= kMr ? kKcStream : kKcWhole) : whole ? pairs : kKc;
   const int64_t mc = stream ? (m + kMr - 1) / kMr * kMr : whole ? kMcWhole : kMc;  // streaming: all m rows
-  if (a_block.size() < static_cast<std::size_t>(mc * kc)) a_block.resize(static_cast<std::size_t>(mc * kc));
+  uint32_t* const a_block = a_block_of_thread(mc * kc);
   const int64_t panel_stride = pairs * kPanel;
   for (int64_t p0 = 0; p0 < pairs; p0 += kc) {
     const int64_t p1 = p0 + kc < pairs ? p0 + kc : pairs;
     for (int64_t i0 = 0; i0 < m; i0 += mc) {
       const int64_t i1 = i0 + mc < m ? i0 + mc : m;
-      pack_a_block(a, lda, i0, i1, p0, p1, k, a_block.data());
+      pack_a_block(a, lda, i0, i1, p0, p1, k, a_block);
       for (int64_t j = 0; j < panels; j += 2) {
         const int np = j + 1 < panels ? 2 : 1;
         const uint32_t* panel = packed + static_cast<std::size_t>(j * panel_stride + p0 * kPanel);
@@ -221,7 +217,7 @@ void gemm(const uint16_t* a, int64_t m, int64_t lda, const uint32_t* packed, int
                  at % in_panel;
           }
           const TileFn run = stream && i == i0 ? kTiles<true>[np - 1][rows] : kTiles<false>[np - 1][rows];
-          run(a_block.data() + (i - i0) * (p1 - p0), panel, panel_stride, p1 - p0, p0 == 0,
+          run(a_block + (i - i0) * (p1 - p0), panel, panel_stride, p1 - p0, p0 == 0,
               c + i * ldc + j * kPanel, ldc, masks, next, pf);
         }
       }

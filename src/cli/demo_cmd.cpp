@@ -210,16 +210,22 @@ void run(const std::string& data) {
 void register_demo(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
   auto speech = std::make_shared<std::string>();
+  auto model = std::make_shared<std::string>("both");
   CLI::App* cmd = app.add_subcommand("demo", "Quantize the embedded real GRU models and compare them with float");
   cmd->add_option("--data", *dir, "folder of the language model's files (default: the one installed with fixq, share/fixq/charlm)");
   cmd->add_option("--speech-data", *speech,
                   "folder of the speech-enhancement model's files (default: the installed one, share/fixq/speech)");
+  cmd->add_option("--model", *model, "which model's part to run: charlm, speech or both [default both]")
+      ->check(CLI::IsMember({"charlm", "speech", "both"}));
   cmd->footer("Example:\n  build/bin/fixq demo\n(regenerate the model: /usr/bin/python3 tools/train_charlm.py --out data/charlm;\n"
               " its text ids: /usr/bin/python3 tools/charlm_text.py --data data/charlm)");
-  cmd->callback([dir, speech] {
-    const auto speech_part = prepare_speech_demo(demo_data_dir("speech", *speech));
-    run(*dir);
-    speech_part();
+  cmd->callback([dir, speech, model] {
+    // The speech model's files are read and checked first, so that a broken folder is an
+    // error before any table.
+    std::function<void()> speech_part;
+    if (*model != "charlm") speech_part = prepare_speech_demo(demo_data_dir("speech", *speech));
+    if (*model != "speech") run(*dir);
+    if (speech_part) speech_part();
   });
 }
 

@@ -16,11 +16,12 @@ PYTHONPATH=$(realpath -m "$(dirname "$fixq")/../python")
 package=0
 compgen -G "$PYTHONPATH/fixq/_fixq*.so" >/dev/null && package=1
 
-"$fixq" demo >"$tmp/out.txt"
+"$fixq" demo --model speech >"$tmp/out.txt"
 /usr/bin/python3 - "$tmp/out.txt" "$root" "$package" <<'PY'
 import json, re, sys
 text, root, package = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3] == "1"
 part = text[text.index("second model: a speech-enhancement GRU"):]
+assert "on a real trained model" not in text, "--model speech ran the language model's part too"
 rows = {}
 for line in part.splitlines():
     m = re.match(r"\s+(float32|fixq int16|fixq int8|torch f32|torch int8)\s+(\S+)\s+(\S+)\s+(-?\d+\.\d+)\s+([+-]\d+\.\d+)\s+(\d+\.\d+)\s+(\d+\.\d+)$", line)
@@ -43,6 +44,11 @@ m = re.search(r"segmental SNR (-?\d+\.\d+) dB -> (-?\d+\.\d+) dB \(([+-]\d+\.\d+
 assert m, part
 assert float(m[2]) > float(m[1]) and int(m[4]) == 256 and float(m[5]) > 0, m.groups()
 PY
+
+# --model names a part; anything else is refused before any work.
+status=0
+"$fixq" demo --model speach >"$tmp/stdout" 2>"$tmp/stderr" || status=$?
+[[ $status != 0 ]] && grep -q "speach" "$tmp/stderr" || { echo "--model speach not refused:" >&2; cat "$tmp/stderr" >&2; exit 1; }
 
 # A missing or inconsistent model folder: one line naming it, nonzero exit, before any table.
 status=0
