@@ -186,8 +186,8 @@ std::vector<std::vector<char>> QuantizedGru::Impl::initial_state(const float* h0
         if (!std::isfinite(h[i])) fail("GRU h0 element ", static_cast<int64_t>(c) * B * H + i, " is not finite");
       state.push_back(quantize_to(h, B * H, params.cells[c][GruOp::H], plan.h.storage));
     } else {
-      std::vector<char> q(static_cast<size_t>(B * H) * static_cast<size_t>(int_type_bytes(plan.h.storage)));
-      for (int64_t i = 0; i < B * H; ++i) store(q, plan.h.storage, i, plan.h.zp);  // real 0
+      std::vector<char> q;
+      fill_q(q, plan.h.storage, B * H, plan.h.zp);  // real 0
       state.push_back(std::move(q));
     }
   }
@@ -283,8 +283,11 @@ void QuantizedGru::forward(const float* x, const Shape& x_shape, GruOutput& out,
   m.quantize_input(x, n, buf.in);
   m.run_layers(buf, T, B, lengths, state);
   out.h_n.resize(static_cast<size_t>(m.num_layers * D * B * H));
-  for (size_t c = 0; c < state.size(); ++c)
-    for (int64_t i = 0; i < B * H; ++i) out.h_n[c * static_cast<size_t>(B * H) + static_cast<size_t>(i)] = m.dequantize_h(c, state[c], i);
+  for (size_t c = 0; c < state.size(); ++c) {
+    const QuantParams& hp = m.params.cells[c][GruOp::H];
+    dequantize_row(state[c], m.plans[c].h.storage, 0, B * H, hp.scale[0], hp.zero_point[0],
+                   out.h_n.data() + c * static_cast<size_t>(B * H));
+  }
   // Dequantize the top layer's output; padding is 0. Without lengths every element is
   // written below, so out.y is only resized (kept storage is not cleared first).
   const auto ny = static_cast<size_t>(T * B * D * H);
