@@ -27,14 +27,17 @@ Outputs (little-endian float32 .npy, plus JSON) go to --out; see data/README.md.
 Usage:   /usr/bin/python3 tools/train_speech.py --out data/speech
 """
 import argparse
+import atexit
 import hashlib
 import io
 import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import wave
 
@@ -79,11 +82,33 @@ def sentences(text_dir, files):
     return out
 
 
+def espeak_environment():
+    """The environment espeak-ng runs in: this one, with PulseAudio pointed at an empty
+    runtime folder of our own and at no server.
+
+    Why: espeak-ng opens its audio output (libpcaudio, PulseAudio) even with --stdout, and
+    its voices' noise comes from the C library's rand(). Where PulseAudio has never run for
+    this user (no ~/.config/pulse: a fresh machine, a CI container), that first open makes a
+    random runtime folder and leaves rand() elsewhere, so the very first utterance came out
+    different on every fresh machine (measured: 71,008 of 77,561 samples differ) while
+    every later one, and every one on a machine that had run espeak-ng before, matched. With
+    a runtime folder that exists and no server to reach, every call takes the same path."""
+    global _ESPEAK_ENV
+    if _ESPEAK_ENV is None:
+        runtime = tempfile.mkdtemp(prefix="fixq-espeak-pulse-")
+        atexit.register(shutil.rmtree, runtime, ignore_errors=True)
+        _ESPEAK_ENV = dict(os.environ, PULSE_RUNTIME_PATH=runtime, PULSE_SERVER="unix:" + os.path.join(runtime, "none"))
+    return _ESPEAK_ENV
+
+
+_ESPEAK_ENV = None
+
+
 def speak(text, voice, speed, pitch):
     """espeak-ng's 16-bit mono 22,050 Hz speech for the text, as float64 in [-1, 1)."""
     try:
         run = subprocess.run(["espeak-ng", "--stdin", "--stdout", "-v", voice, "-s", str(speed), "-p", str(pitch)],
-                             input=text.encode("utf-8"), capture_output=True, check=True)
+                             input=text.encode("utf-8"), capture_output=True, check=True, env=espeak_environment())
     except FileNotFoundError:
         sys.exit("error: espeak-ng is missing (apt-get install espeak-ng)")
     except subprocess.CalledProcessError as e:
