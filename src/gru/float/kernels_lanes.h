@@ -74,10 +74,21 @@ struct FloatGruLanes {
   }
 
   // Rows [0, m) of a over one tile's columns by tiles of MR rows, the last one smaller.
+  // With Prefetch, only the first row tile prefetches: the next column's weights are then in
+  // L2, and repeating the prefetches in every row tile only took load slots (on the AMX Xeon
+  // of docs/performance.md, the products of 16 and 1600 rows ran 0-12% faster without them,
+  // H = 128-1024).
   template <int MR, int NV, bool Prefetch>
   static void column_tile(const float* a, int64_t lda, int64_t m, const float* w, int64_t panel_stride, int64_t k,
                           int64_t cols, float* out, int64_t ldo, const float* pf) {
     int64_t i = 0;
+    if constexpr (Prefetch) {
+      if (m >= MR) {
+        tile<MR, NV, true>(a, lda, w, panel_stride, k, cols, out, ldo, pf);
+        column_tile<MR, NV, false>(a + MR * lda, lda, m - MR, w, panel_stride, k, cols, out + MR * ldo, ldo, nullptr);
+        return;
+      }
+    }
     for (; i + MR <= m; i += MR)
       tile<MR, NV, Prefetch>(a + i * lda, lda, w, panel_stride, k, cols, out + i * ldo, ldo, pf);
     if constexpr (MR > 1)
