@@ -86,13 +86,14 @@ def espeak_environment():
     """The environment espeak-ng runs in: this one, with PulseAudio pointed at an empty
     runtime folder of our own and at no server.
 
-    Why: espeak-ng opens its audio output (libpcaudio, PulseAudio) even with --stdout, and
-    its voices' noise comes from the C library's rand(). Where PulseAudio has never run for
-    this user (no ~/.config/pulse: a fresh machine, a CI container), that first open makes a
-    random runtime folder and leaves rand() elsewhere, so the very first utterance came out
-    different on every fresh machine (measured: 71,008 of 77,561 samples differ) while
-    every later one, and every one on a machine that had run espeak-ng before, matched. With
-    a runtime folder that exists and no server to reach, every call takes the same path."""
+    Why: espeak-ng opens its audio output (libpcaudio, PulseAudio) even with --stdout. Where
+    PulseAudio has never run for this user (no ~/.config/pulse: a fresh machine, a CI
+    container), that first open makes a random runtime folder, and the very first utterance
+    came out different on every such run (measured: 71,008 of 77,561 samples differ), while
+    every later one, and every one on a machine that had run espeak-ng before, matched. (Our
+    reading, not verified in espeak-ng's source: the setup moves the C library's rand(), from
+    which the voices draw their noise.) With a runtime folder that exists and no server to
+    reach, every call takes the same path: checked in a brand-new Debian root."""
     global _ESPEAK_ENV
     if _ESPEAK_ENV is None:
         runtime = tempfile.mkdtemp(prefix="fixq-espeak-pulse-")
