@@ -103,6 +103,10 @@ struct MicroKernel {
   // enough for L1 when the kernel reads B from L1 (AVX2), up to L2 when it prefetches B
   // itself and fewer passes over C pay more (AVX-512: one pass for K up to 2048).
   int64_t kc_bytes;
+  // Run once per product on each thread before its first tile (null: nothing to do). The
+  // AMX kernels configure the tiles here: a configuration per tile drained the tile
+  // pipeline and took more time than the tile's arithmetic.
+  void (*begin)() = nullptr;
 };
 
 // The kernels of one family, one per operand pair (A type x B type). S16 x S16 is not

@@ -5,8 +5,8 @@
 // 16 x 64 byte A tile row with a B tile column: the same exact integers as vpdpbusd (the
 // driver keeps every partial sum inside int32), so every path returns the same results.
 //
-// Tiles: 0-3 hold the 16 x 64 int32 sums (16 columns each), 4 the A tile of 16 k-groups
-// (APacking::TilesU8 / TilesS8: 16 rows x 64 bytes, zero past A), 5 a B tile. B is read in
+// Tiles: 0-3 hold the 16 x 64 int32 sums (16 columns each), 4 and 5 A tiles of 16 k-groups
+// (APacking::TilesU8 / TilesS8: 16 rows x 64 bytes, zero past A), 6 and 7 B tiles. B is read in
 // place from the AVX-512 family's panels (PanelFormat 4 x 1 x 64: per k-group 64 columns x 4
 // bytes), 16 columns (64 bytes) per tile row and 256 bytes from one group to the next; a
 // last block of fewer than 16 groups reads the groups after it (or the zeros after the
@@ -36,7 +36,7 @@ struct alignas(64) TileConfig {
 const TileConfig& config() {
   static const TileConfig c = [] {
     TileConfig t;
-    for (int i = 0; i < 6; ++i) {
+    for (int i = 0; i < 8; ++i) {
       t.colsb[i] = 64;
       t.rows[i] = 16;
     }
@@ -45,36 +45,77 @@ const TileConfig& config() {
   return c;
 }
 
-// One k-block of 16 groups: the A tile, then each 16-column B tile into its C tile.
-template <bool Signed>
+// One k-block of 16 groups: the A tile, then each 16-column B tile into its C tile. A
+// alternates between tiles 4 and 5 from one block to the next and B between 6 and 7 from
+// one column tile to the next, so that a load never waits for the product still reading
+// the tile it would overwrite.
+// (The tile intrinsics take their tile numbers as literals: each A tile has its own body.)
+#define FIXQ_AMX_BLOCK(A)                                             \
+  _tile_loadd(A, a, 64);                                              \
+  _tile_loadd(6, b, kNr * 4);                                         \
+  if constexpr (Signed) _tile_dpbssd(0, A, 6);                        \
+  else _tile_dpbusd(0, A, 6);                                         \
+  _tile_loadd(7, b + 64, kNr * 4);                                    \
+  if constexpr (Signed) _tile_dpbssd(1, A, 7);                        \
+  else _tile_dpbusd(1, A, 7);                                         \
+  _tile_loadd(6, b + 128, kNr * 4);                                   \
+  if constexpr (Signed) _tile_dpbssd(2, A, 6);                        \
+  else _tile_dpbusd(2, A, 6);                                         \
+  _tile_loadd(7, b + 192, kNr * 4);                                   \
+  if constexpr (Signed) _tile_dpbssd(3, A, 7);                        \
+  else _tile_dpbusd(3, A, 7);
+template <bool Signed, int A>
 [[gnu::always_inline]] inline void block(const int8_t* a, const int8_t* b) {
-  _tile_loadd(4, a, 64);
-  _tile_loadd(5, b, kNr * 4);
-  if constexpr (Signed) _tile_dpbssd(0, 4, 5);
-  else _tile_dpbusd(0, 4, 5);
-  _tile_loadd(5, b + 64, kNr * 4);
-  if constexpr (Signed) _tile_dpbssd(1, 4, 5);
-  else _tile_dpbusd(1, 4, 5);
-  _tile_loadd(5, b + 128, kNr * 4);
-  if constexpr (Signed) _tile_dpbssd(2, 4, 5);
-  else _tile_dpbusd(2, 4, 5);
-  _tile_loadd(5, b + 192, kNr * 4);
-  if constexpr (Signed) _tile_dpbssd(3, 4, 5);
-  else _tile_dpbusd(3, 4, 5);
+  if constexpr (A == 4) {
+    FIXQ_AMX_BLOCK(4)
+  } else {
+    FIXQ_AMX_BLOCK(5)
+  }
 }
+#undef FIXQ_AMX_BLOCK
+
+// MicroKernel::begin: once per product and thread, since another library in the process
+// (oneDNN) may have configured this thread's tiles differently since the last product. Between
+// here and the product's last tile only the driver runs on the thread. Per tile, the
+// configuration took ~125 ns of a 16 x 64 x 256 tile's ~220 (it waits for every tile
+// operation before it), on the Intel Xeon of docs/performance.md.
+void configure_tiles() { _tile_loadconfig(&config()); }
 
 template <bool Signed>
 void run(const TileArgs& t) {
-  // Loaded on every call: another library in the process (oneDNN) may have configured the
-  // tiles of this thread differently in between.
-  _tile_loadconfig(&config());
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
+  // A whole tile without start values (the AMX products have none: no +128 shift) starts
+  // its C tiles from C when accumulating, else from zero, and is stored straight into C;
+  // any other tile goes through a buffer of 16 x 64 sums.
+  const bool direct = t.rows == kMr && t.cols == kNr && (t.accumulate || t.init == nullptr);
+  if (direct && t.accumulate) {
+    _tile_loadd(0, t.c, t.ldc * 4);
+    _tile_loadd(1, t.c + 16, t.ldc * 4);
+    _tile_loadd(2, t.c + 32, t.ldc * 4);
+    _tile_loadd(3, t.c + 48, t.ldc * 4);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
   const auto* a = static_cast<const int8_t*>(t.a);
   const auto* b = static_cast<const int8_t*>(t.b);
-  for (int64_t g = 0; g < t.groups; g += kTileGroups, a += kMr * 64, b += kTileGroups * kNr * 4) block<Signed>(a, b);
+  constexpr int64_t kABytes = kMr * 64, kBBytes = kTileGroups * kNr * 4;
+  int64_t g = 0;
+  for (; g + 2 * kTileGroups <= t.groups; g += 2 * kTileGroups, a += 2 * kABytes, b += 2 * kBBytes) {
+    block<Signed, 4>(a, b);
+    block<Signed, 5>(a + kABytes, b + kBBytes);
+  }
+  // One or two blocks left (the last one may have fewer than 16 groups).
+  if (g < t.groups) block<Signed, 4>(a, b);
+  if (g + kTileGroups < t.groups) block<Signed, 5>(a + kABytes, b + kBBytes);
+  if (direct) {
+    _tile_stored(0, t.c, t.ldc * 4);
+    _tile_stored(1, t.c + 16, t.ldc * 4);
+    _tile_stored(2, t.c + 32, t.ldc * 4);
+    _tile_stored(3, t.c + 48, t.ldc * 4);
+    return;
+  }
   alignas(64) int32_t sums[kMr][kNr];
   _tile_stored(0, &sums[0][0], kNr * 4);
   _tile_stored(1, &sums[0][16], kNr * 4);
@@ -95,8 +136,10 @@ void run(const TileArgs& t) {
 }
 
 constexpr PanelFormat kPanels{4, 1, kNr, false};  // the AVX-512 family's panels
-constexpr MicroKernel kU8{"amx tdpbusd u8 x s8, 16 x 64", kMr, APacking::TilesU8, kPanels, run<false>, kKcBytes};
-constexpr MicroKernel kS8{"amx tdpbssd s8 x s8, 16 x 64", kMr, APacking::TilesS8, kPanels, run<true>, kKcBytes};
+constexpr MicroKernel kU8{"amx tdpbusd u8 x s8, 16 x 64", kMr, APacking::TilesU8, kPanels, run<false>, kKcBytes,
+                            configure_tiles};
+constexpr MicroKernel kS8{"amx tdpbssd s8 x s8, 16 x 64", kMr, APacking::TilesS8, kPanels, run<true>, kKcBytes,
+                            configure_tiles};
 
 }  // namespace
 
