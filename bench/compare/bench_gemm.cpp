@@ -31,7 +31,7 @@ const Shape3 kShapes[] = {{1, 768, 256},     {1, 3072, 1024},   {1, 4096, 4096},
 
 // The kernel of few rows, and the one of many rows where the CPU has a family for them (AMX).
 std::string kernels_line() {
-  const std::string few = active_kernel("gemm u8 x s8"), many = active_kernel("gemm u8 x s8, 16+ rows");
+  const std::string few = active_kernel("gemm u8 x s8"), many = active_kernel("gemm u8 x s8, 8+ rows");
   return many == few ? few : few + " (M < 16), " + many + " (M >= 16)";
 }
 

@@ -120,7 +120,13 @@ struct GemmKernels {
   const MicroKernel* u8s8_many = nullptr;
   const MicroKernel* s8s8_many = nullptr;
 };
-inline constexpr int64_t kManyRows = 16;
+// The AMX kernels' 16-row tiles pay from 8 rows: on the AMX Xeon of docs/performance.md,
+// one thread, s8 x s8 8 x 768 x 256 2.5 us against 4.6 for the AVX-512 6 x 64 kernel, 12
+// rows 2.9 against 6.2, 8 x 3072 x 1024 (weights from L3) 113 against 124; below 8 rows the
+// weights streamed from L3 favour the AVX-512 kernels (4 x 3072 x 1024 109 against 96).
+inline constexpr int64_t kManyRows = 8;
+// The most rows of any kernel's tile (AMX: 16).
+inline constexpr int64_t kMaxTileRows = 16;
 
 // Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
 FIXQ_DECLARE_KERNEL_TABLES(GemmKernels, kGemm)

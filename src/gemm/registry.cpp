@@ -31,8 +31,8 @@ std::vector<KernelChoice> report_kernels() {
   std::vector<KernelChoice> v;
   for (const Op& op : {Op{"gemm u8 x s8", IntType::U8, IntType::S8, 1}, Op{"gemm s8 x s8", IntType::S8, IntType::S8, 1},
                        Op{"gemm s16 x s8", IntType::S16, IntType::S8, 1}, Op{"gemm u8/s8 x s16", IntType::U8, IntType::S16, 1},
-                       Op{"gemm u8 x s8, 16+ rows", IntType::U8, IntType::S8, kManyRows},
-                       Op{"gemm s8 x s8, 16+ rows", IntType::S8, IntType::S8, kManyRows}}) {
+                       Op{"gemm u8 x s8, 8+ rows", IntType::U8, IntType::S8, kManyRows},
+                       Op{"gemm s8 x s8, 8+ rows", IntType::S8, IntType::S8, kManyRows}}) {
     const auto k = pick_kernel(op.a, op.b, op.rows);
     v.push_back({op.name, k.kernel->name, k.isa});
   }
