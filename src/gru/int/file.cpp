@@ -162,8 +162,7 @@ QuantizedGru QuantizedGru::load(const std::string& path) {
                                                  read_ints(f, tensor_name(c, "br"), cfg.bits_of(GruOp::Br), {H3}),
                                                  version >= 2 ? &stored : nullptr));
   }
-  if (impl->bidirectional)
-    for (size_t c = 0; c + 1 < impl->plans.size(); c += 2) gru_detail::pair_directions(impl->plans[c], impl->plans[c + 1]);
+  impl->finish();
   return QuantizedGru(std::move(impl));
 }
 

@@ -150,8 +150,28 @@ QuantizedGru::QuantizedGru(const GruModel& model, const GruQuantParams& params) 
         quantize_weights(cell.R, H3, p[GruOp::R]), quantize_weights(cell.bx, H3, p[GruOp::Bx]),
         quantize_weights(cell.br, H3, p[GruOp::Br])));
   }
-  if (model.bidirectional)
-    for (size_t c = 0; c + 1 < impl_->plans.size(); c += 2) gru_detail::pair_directions(impl_->plans[c], impl_->plans[c + 1]);
+  impl_->finish();
+}
+
+void QuantizedGru::Impl::finish() {
+  if (bidirectional)
+    for (size_t c = 0; c + 1 < plans.size(); c += 2) gru_detail::pair_directions(plans[c], plans[c + 1]);
+  const size_t below_top = static_cast<size_t>((num_layers - 1) * directions());
+  next_input_of_h.assign(plans.size(), {});
+  for (size_t c = 0; c < below_top; ++c) {
+    if (plans[c].h.storage != IntType::S8) continue;
+    const Rescale rs = layer_rescale(c);
+    std::vector<int32_t>& table = next_input_of_h[c];
+    for (int32_t q = -128; q <= 127; ++q) table.push_back(rs(q));
+  }
+}
+
+Rescale QuantizedGru::Impl::layer_rescale(size_t c) const {
+  const size_t next = (c / static_cast<size_t>(directions()) + 1) * static_cast<size_t>(directions());
+  const QuantParams& hp = params.cells[c][GruOp::H];
+  const QuantParams& nx = params.cells[next][GruOp::X];
+  return Rescale::make(hp.scale[0], hp.zero_point[0], nx.scale[0], nx.zero_point[0], plans[next].x.range,
+                       params.config.scale_kind);
 }
 
 const GruQuantParams& QuantizedGru::params() const { return impl_->params; }
@@ -230,18 +250,33 @@ void QuantizedGru::Impl::run_layers(LayerBuffers& buf, int64_t T, int64_t B, con
     const QuantParams& nx = params.cells[next][GruOp::X];
     std::vector<char>& in = buf.next;
     in.resize(static_cast<size_t>(T * B * D * H) * static_cast<size_t>(int_type_bytes(np.x.storage)));
-    const ScaleKind kind = params.config.scale_kind;
     for (int d = 0; d < D; ++d) {
       const size_t c = static_cast<size_t>(l * D + d);
-      const QuantParams& hp = params.cells[c][GruOp::H];
-      const Rescale rs = Rescale::make(hp.scale[0], hp.zero_point[0], nx.scale[0], nx.zero_point[0], np.x.range, kind);
+      const std::vector<char>& h = out[static_cast<size_t>(d)];
+      const std::vector<int32_t>& table = next_input_of_h[c];
+      if (!table.empty()) {
+        // 8-bit h: one table read per element, in typed row loops.
+        for (int64_t r = 0; r < T * B; ++r) {
+          const auto* src = reinterpret_cast<const int8_t*>(h.data()) + r * H;
+          const int64_t dst = r * D * H + d * H;
+          // Padding steps carry real 0 into the next layer, whose loop skips them anyway.
+          const bool real = real_step(r / B, r % B);
+          if (np.x.storage == IntType::S8) {
+            auto* o = reinterpret_cast<int8_t*>(in.data()) + dst;
+            for (int64_t j = 0; j < H; ++j)
+              o[j] = static_cast<int8_t>(real ? table[static_cast<size_t>(src[j] + 128)] : nx.zero_point[0]);
+          } else {
+            for (int64_t j = 0; j < H; ++j) store(in, np.x.storage, dst + j, real ? table[static_cast<size_t>(src[j] + 128)] : nx.zero_point[0]);
+          }
+        }
+        continue;
+      }
+      const Rescale rs = layer_rescale(c);
       for (int64_t t = 0; t < T; ++t)
         for (int64_t b = 0; b < B; ++b)
           for (int64_t j = 0; j < H; ++j) {
             const int64_t src = (t * B + b) * H + j, dst = (t * B + b) * D * H + d * H + j;
-            // Padding steps carry real 0 into the next layer, whose loop skips them anyway.
-            store(in, np.x.storage, dst,
-                  real_step(t, b) ? rs(load_q(out[static_cast<size_t>(d)], plans[c].h.storage, src)) : nx.zero_point[0]);
+            store(in, np.x.storage, dst, real_step(t, b) ? rs(load_q(h, plans[c].h.storage, src)) : nx.zero_point[0]);
           }
     }
     std::swap(buf.in, buf.next);

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "fixq/arith.h"
 #include "fixq/qgru.h"
 #include "gru/int/plan.h"
 
@@ -25,7 +26,18 @@ struct QuantizedGru::Impl {
   bool bidirectional = false;
   std::vector<gru_detail::CellPlan> plans;  // [layer * D + direction]
 
+  // Per cell below the top layer whose h is 8-bit, [layer * D + direction]: the next layer's
+  // input for each of h's 256 values, at h + 128 (layer_rescale). run_layers' rescale between
+  // layers is then one table read per element; computing Rescale per element (64-bit
+  // products) took a quarter of a two-layer int8 forward at batch 16. Empty for 16-bit h.
+  std::vector<std::vector<int32_t>> next_input_of_h;
+
   int directions() const { return bidirectional ? 2 : 1; }
+  // Once the plans are complete (both ways a model is built): pairs a bidirectional layer's
+  // directions and fills next_input_of_h.
+  void finish();
+  // Cell c's h (integers) into the next layer's x parameters (c below the top layer).
+  Rescale layer_rescale(size_t c) const;
 
   // Each cell's initial integer state [B, H]: h0 ([L*D, B, H] floats) quantized with the
   // cell's h parameters, or real 0 (the zero point) when h0 is null.
