@@ -352,11 +352,12 @@ void bench_gru(const GruBenchOptions& o) {
   const std::string peer = "no oneDNN: " + onednn_missing_note();
 #endif
   std::printf(
-      "# fixq bench gru: %s; fixq kernels: gru step %s, gemm s8 x s8 %s (8+ rows: %s), gemm s16 x s8 %s; %s; %d thread%s "
+      "# fixq bench gru: %s; fixq kernels: gru step %s, gemm s8 x s8 %s (8+ rows: %s), gemm s16 x s8 %s (8+ rows: %s); %s; %d thread%s "
       "(fixq: GruRunOptions::threads, batch slices from batch %lld, and the GEMM's; oneDNN: OpenMP); T=%lld, "
       "1 layer, H = C; median of 5 samples (3 when one call exceeds %.1f s), %s\n",
       cpu_model().c_str(), active_kernel("gru step").c_str(), active_kernel("gemm s8 x s8").c_str(),
-      active_kernel("gemm s8 x s8, 8+ rows").c_str(), active_kernel("gemm s16 x s8").c_str(), peer.c_str(), threads, threads == 1 ? "" : "s",
+      active_kernel("gemm s8 x s8, 8+ rows").c_str(), active_kernel("gemm s16 x s8").c_str(),
+      active_kernel("gemm s16 x s8, 8+ rows").c_str(), peer.c_str(), threads, threads == 1 ? "" : "s",
       static_cast<long long>(kGruMinThreadedBatch), static_cast<long long>(T), budget.slow_call_s,
       bench_clock_name());
   const Machine machine = measure_machine();

@@ -27,7 +27,7 @@ int64_t block_groups(const MicroKernel& k, IntType a, IntType b, bool whole_k_fi
   // Per-block int32 partial sums must not overflow when they are added into int64 later;
   // when the whole K fits in int32 every running sum does too. s16 A in byte planes sums
   // bytes in int32 (each plane's sum as 8-bit A's).
-  const IntType summed = k.a == APacking::Split16 ? IntType::U8 : a;
+  const IntType summed = k.a == APacking::Split16 || k.a == APacking::TilesSplit16 ? IntType::U8 : a;
   return whole_k_fits ? cache : std::min(cache, max_block_groups(summed, b, k.b.kr));
 }
 
@@ -57,7 +57,10 @@ void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t
   const int64_t groups = panels.groups, nr = k.b.nr;
   const int64_t panel_group_bytes = nr * k.b.kr * k.b.b_bytes;
   const int64_t tile_rows = a_rows_per_tile(k);
-  const bool split = k.a == APacking::Split16;
+  // Byte planes: the kernel combines its planes in int64 and writes C itself; only Split16
+  // (high bytes plus 128) starts from -32768 * colsum.
+  const bool split = k.a == APacking::Split16 || k.a == APacking::TilesSplit16;
+  const bool split_start = k.a == APacking::Split16;
   thread_local std::vector<int8_t> apack_of_thread;
   auto& apack = cpu::thread_address(apack_of_thread);
   alignas(64) int32_t tile[kMaxTileRows * 64];  // the largest tile: 16 x 64 (AMX)
@@ -82,10 +85,10 @@ void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t
             TileArgs t{ap, bp, gc, rows, cols, nullptr, ldc, !first, nullptr};
             if constexpr (std::is_same_v<Acc, int32_t>) {
               t.c = c + r0 * ldc + n0;  // the whole K fits: so does 32768 * |colsum|
-              t.init = first ? panels.split_comp32.data() + n0 : nullptr;
+              t.init = first && split_start ? panels.split_comp32.data() + n0 : nullptr;
             } else {
               t.c64 = c + r0 * ldc + n0;
-              t.init64 = first ? panels.split_comp64.data() + n0 : nullptr;
+              t.init64 = first && split_start ? panels.split_comp64.data() + n0 : nullptr;
             }
             k.run(t);
           } else if constexpr (std::is_same_v<Acc, int32_t>) {

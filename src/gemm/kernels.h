@@ -51,6 +51,11 @@ enum class APacking : uint8_t {
   // u8 A for tdpbusd, s8 A for tdpbssd.
   TilesU8,
   TilesS8,
+  // s16 A for AMX as two tiles per block of 16 k-groups: its low bytes (u8, for tdpbusd)
+  // and then its high bytes (s8 as they are, for tdpbssd), each laid out as TilesU8; a =
+  // 256 * high + low exactly, so no start values. The kernel combines the two int32 plane
+  // sums in int64, as Split16 does.
+  TilesSplit16,
 };
 
 // B packed in one format, with what the kernels need besides the panels.
@@ -119,6 +124,7 @@ struct GemmKernels {
   // For products of at least kManyRows rows (null: those take the kernels above).
   const MicroKernel* u8s8_many = nullptr;
   const MicroKernel* s8s8_many = nullptr;
+  const MicroKernel* s16s8_many = nullptr;
 };
 // The AMX kernels' 16-row tiles pay from 8 rows: on the AMX Xeon of docs/performance.md,
 // one thread, s8 x s8 8 x 768 x 256 2.5 us against 4.6 for the AVX-512 6 x 64 kernel, 12

@@ -13,6 +13,7 @@
 // panels, panels.cpp) against zero activations.
 #include "cpu/x86.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "gemm/kernels.h"
@@ -135,6 +136,65 @@ void run(const TileArgs& t) {
   }
 }
 
+// s16 A in two byte planes (APacking::TilesSplit16): per block, the low-byte tile (u8,
+// tdpbusd) and the high-byte tile (s8, tdpbssd) against the same B tiles, the 64 columns in
+// two halves of 32 so that both planes' sums fit the eight tiles: 0-1 the low plane's, 2-3
+// the high plane's, 4 and 5 the A planes, 6 and 7 B. The tile's value is 256 * high + low,
+// formed in int64 (C64, or C when the driver found that the whole K fits int32); no start
+// values (the high bytes are signed).
+void run_split16(const TileArgs& t) {
+  const auto* a = static_cast<const int8_t*>(t.a);
+  const auto* b = static_cast<const int8_t*>(t.b);
+  constexpr int64_t kPlaneBytes = kMr * 64, kBBytes = kTileGroups * kNr * 4;
+  for (int half = 0; half < 2 && 32 * half < t.cols; ++half) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int64_t g = 0, blk = 0; g < t.groups; g += kTileGroups, ++blk) {
+      const int8_t* ab = a + blk * 2 * kPlaneBytes;
+      const int8_t* bb = b + blk * kBBytes + 128 * half;
+      _tile_loadd(4, ab, 64);
+      _tile_loadd(5, ab + kPlaneBytes, 64);
+      _tile_loadd(6, bb, kNr * 4);
+      _tile_loadd(7, bb + 64, kNr * 4);
+      _tile_dpbusd(0, 4, 6);
+      _tile_dpbusd(1, 4, 7);
+      _tile_dpbssd(2, 5, 6);
+      _tile_dpbssd(3, 5, 7);
+    }
+    alignas(64) int32_t lo[kMr][32], hi[kMr][32];
+    _tile_stored(0, &lo[0][0], 32 * 4);
+    _tile_stored(1, &lo[0][16], 32 * 4);
+    _tile_stored(2, &hi[0][0], 32 * 4);
+    _tile_stored(3, &hi[0][16], 32 * 4);
+    const int cols = std::min(32, t.cols - 32 * half);
+    for (int r = 0; r < t.rows; ++r)
+      for (int v = 0; v < 2 && 16 * v < cols; ++v) {
+        const int left = cols - 16 * v;
+        const __m512i l = _mm512_load_si512(&lo[r][16 * v]), h = _mm512_load_si512(&hi[r][16 * v]);
+        const int64_t at = r * t.ldc + 32 * half + 16 * v;
+        if (t.c64 != nullptr) {
+          for (int q = 0; q < 2 && 8 * q < left; ++q) {
+            const __mmask8 m = left - 8 * q >= 8 ? __mmask8(0xFF) : __mmask8((1u << (left - 8 * q)) - 1u);
+            const __m256i lq = q == 0 ? _mm512_castsi512_si256(l) : _mm512_extracti64x4_epi64(l, 1);
+            const __m256i hq = q == 0 ? _mm512_castsi512_si256(h) : _mm512_extracti64x4_epi64(h, 1);
+            __m512i x = _mm512_add_epi64(_mm512_slli_epi64(_mm512_cvtepi32_epi64(hq), 8), _mm512_cvtepi32_epi64(lq));
+            if (t.accumulate) x = _mm512_add_epi64(x, _mm512_maskz_loadu_epi64(m, t.c64 + at + 8 * q));
+            _mm512_mask_storeu_epi64(t.c64 + at + 8 * q, m, x);
+          }
+        } else {
+          // The whole K fits int32, so the tile's value does: 256 * high + low wraps to it
+          // in int32 lanes even where 256 * high alone would not fit.
+          const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1u);
+          __m512i x = _mm512_add_epi32(_mm512_slli_epi32(h, 8), l);
+          if (t.accumulate) x = _mm512_add_epi32(x, _mm512_maskz_loadu_epi32(m, t.c + at));
+          _mm512_mask_storeu_epi32(t.c + at, m, x);
+        }
+      }
+  }
+}
+
 constexpr PanelFormat kPanels{4, 1, kNr, false};  // the AVX-512 family's panels
 constexpr MicroKernel kU8{"amx tdpbusd u8 x s8, 16 x 64", kMr, APacking::TilesU8, kPanels, run<false>, kKcBytes,
                             configure_tiles};
@@ -143,7 +203,10 @@ constexpr MicroKernel kS8{"amx tdpbssd s8 x s8, 16 x 64", kMr, APacking::TilesS8
 
 }  // namespace
 
+constexpr MicroKernel kSplit16{"amx tdpbusd + tdpbssd s16 as two byte planes x s8, 16 x 64", kMr,
+                               APacking::TilesSplit16, kPanels, run_split16, kKcBytes, configure_tiles};
+
 // Only the products of many rows: fewer rows take the AVX-512 family's kernels.
-FIXQ_KERNEL_TABLE(GemmKernels, kGemm, Isa::Amx){nullptr, nullptr, nullptr, nullptr, &kU8, &kS8};
+FIXQ_KERNEL_TABLE(GemmKernels, kGemm, Isa::Amx){nullptr, nullptr, nullptr, nullptr, &kU8, &kS8, &kSplit16};
 
 }  // namespace fixq::gemm_detail::amx

@@ -32,6 +32,11 @@ int32_t a_value(const MicroKernel& k, const void* a, int64_t g, int r, int i) {
       const char v = p[((g / 16) * k.mr + r) * 64 + (g % 16) * 4 + i];
       return k.a == APacking::TilesU8 ? int32_t{static_cast<uint8_t>(v)} : int32_t{static_cast<int8_t>(v)};
     }
+    case APacking::TilesSplit16: {
+      // Slot 2 r is row r's low-byte tile row (u8), slot 2 r + 1 its high-byte one (s8).
+      const char v = p[(((g / 16) * 2 + r % 2) * k.mr + r / 2) * 64 + (g % 16) * 4 + i];
+      return r % 2 == 0 ? int32_t{static_cast<uint8_t>(v)} : int32_t{static_cast<int8_t>(v)};
+    }
   }
   return 0;
 }
@@ -39,7 +44,7 @@ int32_t a_value(const MicroKernel& k, const void* a, int64_t g, int r, int i) {
 }  // namespace
 
 void tile_scalar(const MicroKernel& k, const TileArgs& t) {
-  const bool split = k.a == APacking::Split16;
+  const bool split = k.a == APacking::Split16 || k.a == APacking::TilesSplit16;
   // Exact: the driver keeps every partial sum of a block inside int32; int64 here only so
   // that the reference itself cannot overflow while adding.
   auto slot_sum = [&](int r, int j) {
@@ -50,7 +55,8 @@ void tile_scalar(const MicroKernel& k, const TileArgs& t) {
   };
   for (int r = 0; r < t.rows; ++r)
     for (int j = 0; j < t.cols; ++j) {
-      // Split16: row r is slots 2r (low bytes) and 2r + 1 (high bytes plus 128).
+      // Split16: row r is slots 2r (low bytes) and 2r + 1 (high bytes plus 128); TilesSplit16
+      // likewise, the high bytes as they are.
       const int64_t s = split ? 256 * slot_sum(2 * r + 1, j) + slot_sum(2 * r, j) : slot_sum(r, j);
       if (t.c64 != nullptr) {
         int64_t* c = t.c64 + r * t.ldc + j;

@@ -111,6 +111,7 @@ void pack_row(const MicroKernel& kern, const MatrixView& a, int64_t m, int64_t g
       case APacking::Split16:  // pack_split_row
       case APacking::TilesU8:  // pack_tiles
       case APacking::TilesS8:
+      case APacking::TilesSplit16:
         break;
       case APacking::Quads8:  // u8 from s16 does not occur (s16 A takes Pairs16 or Split16)
         for (int i = 0; i < 4; ++i) d[i] = static_cast<int8_t>(v[4 * g + i]);
@@ -167,13 +168,14 @@ int64_t a_group_bytes(const MicroKernel& k) {
     case APacking::Split16:
     case APacking::TilesU8:
     case APacking::TilesS8: return int64_t{k.mr} * 4;
+    case APacking::TilesSplit16: return int64_t{k.mr} * 8;
     case APacking::Quads8SignAbs: return int64_t{k.mr} * 8;
   }
   return 0;
 }
 
 namespace {
-bool is_tiles(APacking p) { return p == APacking::TilesU8 || p == APacking::TilesS8; }
+bool is_tiles(APacking p) { return p == APacking::TilesU8 || p == APacking::TilesS8 || p == APacking::TilesSplit16; }
 constexpr int64_t kTileGroups = 16;  // k-groups per AMX tile row of 64 bytes
 }  // namespace
 
@@ -193,6 +195,35 @@ void pack_tiles(const MicroKernel& kern, const MatrixView& a, int64_t row0, int6
   const int64_t panels = (rows + mr - 1) / mr;
   out.assign(static_cast<size_t>(panels * panel_bytes), 0);
   const int64_t k0 = g0 * 4, real = std::max<int64_t>(0, std::min(groups * 4, a.cols - k0));
+  if (kern.a == APacking::TilesSplit16) {
+    // Per block: the low-byte tile, then the high-byte tile (mr x 64 bytes each).
+    const int64_t tile_bytes = mr * row_bytes;
+    const __m128i low_byte = _mm_set1_epi16(0xFF);
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto* src = static_cast<const char*>(a.data) + ((row0 + r) * a.stride + k0) * 2;
+      int8_t* panel = out.data() + (r / mr) * panel_bytes + (r % mr) * row_bytes;
+      int64_t k = 0;
+      // 16 values at a time (never across a 64-byte tile row): low bytes by mask and unsigned
+      // pack, high bytes by arithmetic shift and signed pack (exact: they are in [-128, 127]).
+      for (; k + 16 <= real; k += 16) {
+        const __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * k));
+        const __m128i x1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * k + 16));
+        int8_t* at = panel + (k / row_bytes) * 2 * tile_bytes + k % row_bytes;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(at),
+                         _mm_packus_epi16(_mm_and_si128(x0, low_byte), _mm_and_si128(x1, low_byte)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(at + tile_bytes),
+                         _mm_packs_epi16(_mm_srai_epi16(x0, 8), _mm_srai_epi16(x1, 8)));
+      }
+      for (; k < real; ++k) {
+        int16_t v;
+        std::memcpy(&v, src + 2 * k, 2);
+        int8_t* at = panel + (k / row_bytes) * 2 * tile_bytes + k % row_bytes;
+        at[0] = static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint16_t>(v) & 0xFF));
+        at[tile_bytes] = static_cast<int8_t>(v >> 8);  // arithmetic: the signed high byte
+      }
+    }
+    return;
+  }
   for (int64_t r = 0; r < rows; ++r) {
     const auto* src = static_cast<const int8_t*>(a.data) + (row0 + r) * a.stride + k0;
     int8_t* panel = out.data() + (r / mr) * panel_bytes + (r % mr) * row_bytes;

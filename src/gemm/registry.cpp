@@ -8,9 +8,10 @@ FIXQ_KERNEL_REGISTRY(GemmKernels, "gemm", {Isa::Amx, &amx::kGemm}, {Isa::Avx512,
 
 cpu_detail::Picked<const MicroKernel*> pick_kernel(IntType a, IntType b, int64_t rows) {
   const auto& r = registry();
-  if (rows >= kManyRows && b == IntType::S8 && a != IntType::S16) {
-    const auto many = a == IntType::U8 ? r.find([](const GemmKernels& k) { return k.u8s8_many; })
-                                       : r.find([](const GemmKernels& k) { return k.s8s8_many; });
+  if (rows >= kManyRows && b == IntType::S8) {
+    const auto many = a == IntType::U8   ? r.find([](const GemmKernels& k) { return k.u8s8_many; })
+                      : a == IntType::S8 ? r.find([](const GemmKernels& k) { return k.s8s8_many; })
+                                         : r.find([](const GemmKernels& k) { return k.s16s8_many; });
     if (many.kernel != nullptr) return many;
   }
   if (b == IntType::S16) return r.pick([](const GemmKernels& k) { return k.x8s16; });
@@ -32,7 +33,8 @@ std::vector<KernelChoice> report_kernels() {
   for (const Op& op : {Op{"gemm u8 x s8", IntType::U8, IntType::S8, 1}, Op{"gemm s8 x s8", IntType::S8, IntType::S8, 1},
                        Op{"gemm s16 x s8", IntType::S16, IntType::S8, 1}, Op{"gemm u8/s8 x s16", IntType::U8, IntType::S16, 1},
                        Op{"gemm u8 x s8, 8+ rows", IntType::U8, IntType::S8, kManyRows},
-                       Op{"gemm s8 x s8, 8+ rows", IntType::S8, IntType::S8, kManyRows}}) {
+                       Op{"gemm s8 x s8, 8+ rows", IntType::S8, IntType::S8, kManyRows},
+                       Op{"gemm s16 x s8, 8+ rows", IntType::S16, IntType::S8, kManyRows}}) {
     const auto k = pick_kernel(op.a, op.b, op.rows);
     v.push_back({op.name, k.kernel->name, k.isa});
   }

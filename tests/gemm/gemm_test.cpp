@@ -185,8 +185,9 @@ TEST(Gemm, Int16TimesInt8InBytePlanes) {
   std::mt19937 rng(30);
   const int32_t edges[] = {-32768, 32767, -256, 255, 256, -1, 0, 1, -129, 128};
   std::uniform_int_distribution<int> pick(0, 12);
+  // 17 rows x K 4100: the kernels of many rows over several k-blocks into int64 C.
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {1, 65, 5}, {2, 64, 130}, {3, 17, 511},
-                         {4, 130, 67}, {7, 9, 2049}, {250, 70, 300}, {5, 33, 4100}}) {
+                         {4, 130, 67}, {7, 9, 2049}, {250, 70, 300}, {5, 33, 4100}, {17, 70, 4100}}) {
     Mat a = make(IntType::S16, m, k, 2, rng);
     for (int64_t r = 0; r < m; ++r)
       for (int64_t c = 0; c < k; ++c) {
@@ -199,6 +200,18 @@ TEST(Gemm, Int16TimesInt8InBytePlanes) {
         a.storage[static_cast<size_t>((r * a.stride + c) * 2 + 1)] = static_cast<uint8_t>(u >> 8);
       }
     check_raw(a, make(IntType::S8, n, k, 1, rng), "s16 byte planes");
+    if (HasFatalFailure()) return;
+  }
+  // Weights in [-1, 1]: the whole K of 3000 fits int32 (32768 * 3000 < 2^31), so the kernels
+  // write int32 C, over two k-blocks of every kernel (at most 2048 k each).
+  for (int64_t m : {5, 17, 40}) {
+    Mat b = make(IntType::S8, 70, 3000, 0, rng);
+    for (size_t i = 0; i < b.v.size(); ++i) {
+      const int32_t w = static_cast<int32_t>(rng() % 3) - 1;
+      b.v[i] = w;
+      b.storage[i] = static_cast<uint8_t>(static_cast<int8_t>(w));
+    }
+    check_raw(make(IntType::S16, m, 3000, 1, rng), b, "s16 byte planes, small weights");
     if (HasFatalFailure()) return;
   }
   // Every AVX-512 path takes the byte planes (a bug in them must fail the test above).
@@ -451,6 +464,8 @@ TEST(Gemm, EveryInstructionSetIsExercised) {
                                         "u8 x s8, many rows");
   test::expect_each_family_runs_its_own(gemm_detail::registry(), [](const GemmKernels& k) { return k.s8s8_many; },
                                         "s8 x s8, many rows");
+  test::expect_each_family_runs_its_own(gemm_detail::registry(), [](const GemmKernels& k) { return k.s16s8_many; },
+                                        "s16 x s8, many rows");
 }
 
 // A PackedB packed under one family serves every other: each kernel gets panels in its

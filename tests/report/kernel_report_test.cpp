@@ -74,6 +74,7 @@ std::map<std::string, Probe> probes() {
   p["gemm u8/s8 x s16"] = {[] { gemm_run(IntType::U8, IntType::S16); }, gemm};
   p["gemm u8 x s8, 8+ rows"] = {[] { gemm_run(IntType::U8, IntType::S8, 20); }, gemm};
   p["gemm s8 x s8, 8+ rows"] = {[] { gemm_run(IntType::S8, IntType::S8, 20); }, gemm};
+  p["gemm s16 x s8, 8+ rows"] = {[] { gemm_run(IntType::S16, IntType::S8, 20); }, gemm};
   p["gru step"] = {[] {
                      const GruModel m = gru_test::random_model(5, 19, 1, false, 7);
                      const std::vector<float> x = randoms(4 * 2 * 5, 3);
