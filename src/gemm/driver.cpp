@@ -64,7 +64,8 @@ void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t
   thread_local std::vector<int8_t> apack_of_thread;
   auto& apack = cpu::thread_address(apack_of_thread);
   alignas(64) int32_t tile[kMaxTileRows * 64];  // the largest tile: 16 x 64 (AMX)
-  if (tile_rows > kMaxTileRows) fail("internal: ", k.name, " has tiles of ", tile_rows, " rows; at most ", kMaxTileRows, " fit");
+  if (tile_rows > kMaxTileRows)
+    fail("internal: ", k.name, " has tiles of ", tile_rows, " rows; at most ", kMaxTileRows, " fit");
   if (k.begin != nullptr) k.begin();
   for (int64_t g0 = 0; g0 < groups; g0 += pr.kc) {
     const int64_t gc = std::min(pr.kc, groups - g0);

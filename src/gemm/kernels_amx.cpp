@@ -1,11 +1,12 @@
 // AMX micro-kernels for products of many rows (kernels.h: kManyRows), 16 rows x 64 columns:
 //   u8 A x s8 B: tdpbusd; s8 A x s8 B: tdpbssd (no sign trick and no +128 shift: the tile
-//   instruction multiplies signed bytes itself).
+//   instruction multiplies signed bytes itself); s16 A x s8 B: both, on A's low and high
+//   byte planes (run_split16).
 // Each instruction adds, into every int32 element of a 16 x 16 C tile, the 64 products of a
 // 16 x 64 byte A tile row with a B tile column: the same exact integers as vpdpbusd (the
 // driver keeps every partial sum inside int32), so every path returns the same results.
 //
-// Tiles: 0-3 hold the 16 x 64 int32 sums (16 columns each), 4 and 5 A tiles of 16 k-groups
+// Tiles of the 8-bit kernels: 0-3 hold the 16 x 64 int32 sums (16 columns each), 4 and 5 A tiles of 16 k-groups
 // (APacking::TilesU8 / TilesS8: 16 rows x 64 bytes, zero past A), 6 and 7 B tiles. B is read in
 // place from the AVX-512 family's panels (PanelFormat 4 x 1 x 64: per k-group 64 columns x 4
 // bytes), 16 columns (64 bytes) per tile row and 256 bytes from one group to the next; a
