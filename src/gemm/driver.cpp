@@ -8,6 +8,8 @@
 #include <thread>
 #include <type_traits>
 
+#include <unistd.h>
+
 #include "cpu/thread_address.h"
 #include "cpu/thread_pool.h"
 #include "fixq/error.h"
@@ -45,6 +47,15 @@ constexpr int64_t kThreadingThreshold = int64_t{1} << 25;
 constexpr int64_t kAwakeThreadingThreshold = int64_t{3} << 20;
 
 std::atomic<int> g_threads{0};
+
+// This core's L2 in bytes (the C library's figure; 1 MiB, Zen 4/5's, where it has none).
+int64_t l2_bytes() {
+  static const int64_t bytes = [] {
+    const long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return v > 0 ? int64_t{v} : int64_t{1} << 20;
+  }();
+  return bytes;
+}
 
 // Every k-block, row block and row group for B panels [p0, p1): the unit of work of one
 // thread. Every output element is produced by exactly one thread, in the same order of
@@ -154,7 +165,15 @@ void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc
   const int64_t n_panels = pr.panels->panels;
   const int64_t work = a.rows * pr.n * pr.k;
   const int64_t cost = a.rows >= 4 ? work : work * (4 / std::max<int64_t>(a.rows, 1));
-  int64_t threads = cost < kAwakeThreadingThreshold ? 1 : std::min<int64_t>(gemm_threads(), n_panels);
+  const int64_t awake = pr.kern->awake_sharing_work > 0 ? pr.kern->awake_sharing_work : kAwakeThreadingThreshold;
+  // Fewer than 4 rows stream the weights at memory speed. Weights within half of this core's
+  // L2 stay there between calls (a GRU step's recurrent product), and sharing would move half
+  // of them to the other core on every call: on the AMX Xeon of docs/performance.md an int8
+  // forward at H = 512, batch 1 (1 x 1536 x 512 per step) took 9.4-10.4 us per step with two
+  // GEMM threads against 7.4 with one. Larger weights come from L3, where two cores' bandwidth
+  // pays (H = 1024: 31 against 85 us).
+  const bool l2_resident = a.rows < 4 && pr.n * pr.k * int_type_bytes(pr.b_type) <= l2_bytes() / 2;
+  int64_t threads = cost < awake || l2_resident ? 1 : std::min<int64_t>(gemm_threads(), n_panels);
   if (threads > 1 && work < kThreadingThreshold && !cpu_detail::workers_watching(static_cast<int>(threads) - 1)) {
     cpu_detail::wake_workers(static_cast<int>(threads) - 1);  // for the next product
     threads = 1;

@@ -112,6 +112,12 @@ struct MicroKernel {
   // AMX kernels configure the tiles here: a configuration per tile drained the tile
   // pipeline and took more time than the tile's arithmetic.
   void (*begin)() = nullptr;
+  // Multiply-adds from which a product is shared with workers that are awake (0: the
+  // driver's default, driver.cpp). The AMX kernels run a GRU step's products so fast that
+  // the handoff and the other core's share of C cost more than they save below 2^25: on the
+  // AMX Xeon of docs/performance.md an int8 forward at H = 256, batch 16 took 35 us per step
+  // with two GEMM threads against 15 with one, at H = 512 61-66 against 40-41.
+  int64_t awake_sharing_work = 0;
 };
 
 // The kernels of one family, one per operand pair (A type x B type). S16 x S16 is not

@@ -25,6 +25,7 @@ namespace {
 
 constexpr int kMr = 16, kNr = 64, kTileGroups = 16;
 constexpr int64_t kKcBytes = 128 * 1024;
+constexpr int64_t kAwakeSharingWork = int64_t{1} << 25;  // MicroKernel::awake_sharing_work
 
 // The tile configuration: palette 1; every tile 16 rows of 64 bytes.
 struct alignas(64) TileConfig {
@@ -198,14 +199,15 @@ void run_split16(const TileArgs& t) {
 
 constexpr PanelFormat kPanels{4, 1, kNr, false};  // the AVX-512 family's panels
 constexpr MicroKernel kU8{"amx tdpbusd u8 x s8, 16 x 64", kMr, APacking::TilesU8, kPanels, run<false>, kKcBytes,
-                            configure_tiles};
+                            configure_tiles, kAwakeSharingWork};
 constexpr MicroKernel kS8{"amx tdpbssd s8 x s8, 16 x 64", kMr, APacking::TilesS8, kPanels, run<true>, kKcBytes,
-                            configure_tiles};
+                            configure_tiles, kAwakeSharingWork};
 
 }  // namespace
 
 constexpr MicroKernel kSplit16{"amx tdpbusd + tdpbssd s16 as two byte planes x s8, 16 x 64", kMr,
-                               APacking::TilesSplit16, kPanels, run_split16, kKcBytes, configure_tiles};
+                               APacking::TilesSplit16, kPanels, run_split16, kKcBytes, configure_tiles,
+                               kAwakeSharingWork};
 
 // Only the products of many rows: fewer rows take the AVX-512 family's kernels.
 FIXQ_KERNEL_TABLE(GemmKernels, kGemm, Isa::Amx){nullptr, nullptr, nullptr, nullptr, &kU8, &kS8, &kSplit16};
