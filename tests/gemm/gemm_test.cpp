@@ -451,6 +451,50 @@ TEST(Gemm, ThreadCountDoesNotChangeResults) {
   EXPECT_THROW(set_gemm_threads(-1), Error);
 }
 
+// The AMX byte-plane kernel (s16 A of 8 rows or more) tile by tile against the scalar
+// reference tile on the same packed operands: 1..16 rows, ragged columns, int64 or int32 C,
+// written or added to. It has no start values (its high bytes are signed), so none is passed.
+TEST(Gemm, AmxBytePlaneTileMatchesScalarTile) {
+  std::mt19937 rng(32);
+  int ran = 0;
+  for (const KernelPath& path : kernel_paths()) {
+    PathScope scope(path);
+    const gemm_detail::MicroKernel& k = *gemm_detail::pick_kernel(IntType::S16, IntType::S8, 16).kernel;
+    if (k.a != gemm_detail::APacking::TilesSplit16) continue;
+    ++ran;
+    const int64_t K = 37, groups = (K + 3) / 4;
+    const Mat a = make(IntType::S16, 16, K, 0, rng), b = make(IntType::S8, 64, K, 0, rng);
+    const PackedB pb = PackedB::pack(b.view());
+    const gemm_detail::PackedPanels& panels = pb.store().panels(k.b);
+    std::vector<int8_t> ap;
+    for (int rows : {1, 7, 15, 16}) {
+      gemm_detail::pack_a(k, a.view(), 0, rows, 0, groups, ap);
+      for (int cols : {1, 17, 32, 33, 64})
+        for (int form = 0; form < 4; ++form) {
+          const bool wide = form < 2, accumulate = form % 2 == 1;
+          std::vector<int64_t> c64[2];
+          std::vector<int32_t> c32[2];
+          for (int v = 0; v < 2; ++v) {
+            c64[v].assign(16 * 70, int64_t{5} << 35);  // ldc 70: the gap must stay untouched
+            c32[v].assign(16 * 70, 123456);
+            gemm_detail::TileArgs t{ap.data(), panels.panel(0), groups, rows, cols, nullptr, 70, accumulate, nullptr};
+            if (wide) t.c64 = c64[v].data();
+            else t.c = c32[v].data();
+            if (v == 0) {
+              if (k.begin != nullptr) k.begin();
+              k.run(t);
+            } else {
+              gemm_detail::tile_scalar(k, t);
+            }
+          }
+          ASSERT_EQ(c64[0], c64[1]) << path << " rows " << rows << " cols " << cols << " form " << form;
+          ASSERT_EQ(c32[0], c32[1]) << path << " rows " << rows << " cols " << cols << " form " << form;
+        }
+    }
+  }
+  if (ran == 0) GTEST_SKIP() << "no kernel path here has the AMX byte-plane kernel (needs a CPU with AMX-INT8)";
+}
+
 // The comparisons above ran each family's own kernels: natively where this CPU has them,
 // through SIMDe for the AVX-512 families everywhere.
 TEST(Gemm, EveryInstructionSetIsExercised) {
