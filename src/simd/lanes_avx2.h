@@ -57,6 +57,11 @@ struct Avx2 {
   template <int n> static I srli(I v) { return _mm256_srli_epi32(v, n); }
   template <int n> static I srai(I v) { return _mm256_srai_epi32(v, n); }
   static I gather(const int32_t* table, I index) { return _mm256_i32gather_epi32(table, index, 4); }
+  // table[index] of int16 entries, sign-extended: 4-byte reads at 2-byte steps (the entry
+  // after the last one must be readable), their low halves.
+  static I gather_i16(const int16_t* table, I index) {
+    return srai<16>(slli<16>(_mm256_i32gather_epi32(reinterpret_cast<const int*>(table), index, 2)));
+  }
 
   // ---- masks
   static M gt(I a, I b) { return _mm256_cmpgt_epi32(a, b); }           // signed a > b

@@ -44,6 +44,11 @@ struct Avx512 {
   // (vpsravd by a splat: the immediate form is one SIMDe 0.7 lacks.)
   template <int n> static I srai(I v) { return _mm512_srav_epi32(v, _mm512_set1_epi32(n)); }
   static I gather(const int32_t* table, I index) { return _mm512_i32gather_epi32(index, table, 4); }
+  // table[index] of int16 entries, sign-extended: 4-byte reads at 2-byte steps (the entry
+  // after the last one must be readable), their low halves.
+  static I gather_i16(const int16_t* table, I index) {
+    return srai<16>(slli<16>(_mm512_i32gather_epi32(index, static_cast<const void*>(table), 2)));
+  }
 
   // ---- masks
   static M gt(I a, I b) { return _mm512_cmpgt_epi32_mask(a, b); }

@@ -119,6 +119,9 @@ TEST_P(FastLoop, EqualsReferenceBitForBit) {
       // and their every intermediate fits the int16 lanes of the AVX512_VBMI family.
       EXPECT_EQ(p.fast->lanes16.has_value(), pow2) << c.name << " cell " << cell;
     }
+    // 16-bit operators' interpolated tables are read from their every value: the
+    // comparisons below run those lookups (8-bit tables are direct and keep their entries).
+    for (const auto& t : p.fast->lut16) EXPECT_EQ(t.empty(), c.bits == 8) << c.name << " cell " << cell;
   }
 
   for (int64_t B : {1, 16}) {
@@ -157,6 +160,38 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"int16_multiplier_h520", 16, 520, 1, false, 16, ScaleKind::Multiplier, CalibMethod::MinMax,
                            true}),
     [](const auto& info) { return info.param.name; });
+
+// The expanded tables the lanes read for interpolated ones (FastPlan::lut16): at every input
+// of the operator the value the table's own interpolation gives, then the padding entry the
+// gathers' last 4-byte read reaches; none for direct tables, for outputs beyond int16 or for
+// more inputs than the knots cover.
+TEST(FastLoop, ExpandedTablesHoldEveryInputsValue) {
+  GruModel m = gru_test::torch_init_model(8, 24, 1, false, 3);
+  const Case c{"int16", 8, 24, 1, false, 16, ScaleKind::Multiplier, CalibMethod::MinMax};
+  const QuantizedGru q = quantize(m, c, 12, 4);
+  const GruCellConstants k = q.cell_constants(0);
+  const gru_detail::CellPlan p =
+      gru_detail::build_plan(q.params().cells[0], q.params().config, 8, 24, k.q_w, k.q_r, k.q_bx, k.q_br);
+  ASSERT_NE(p.fast, nullptr);
+  const ActivationLut* luts[3] = {&k.sig_z, &k.sig_r, &k.tanh_g};
+  for (size_t l = 0; l < 3; ++l) {
+    const ActivationLut& lut = *luts[l];
+    ASSERT_FALSE(lut.direct());
+    const auto& t = p.fast->lut16[l];
+    const int64_t inputs = (static_cast<int64_t>(lut.entries()) - 1) << lut.shift();
+    ASSERT_EQ(static_cast<int64_t>(t.size()), inputs + 1) << "table " << l;  // 16-bit operators: 2^16 inputs
+    int64_t differ = 0;
+    for (int64_t i = 0; i < inputs; ++i) differ += t[static_cast<size_t>(i)] != lut(lut.input_min() + static_cast<int32_t>(i));
+    EXPECT_EQ(differ, 0) << "table " << l;
+    EXPECT_EQ(t.back(), 0) << "table " << l;
+    EXPECT_FALSE(gru_detail::expanded_table(lut, inputs + 1)) << "more inputs than the knots cover";
+    EXPECT_TRUE(gru_detail::expanded_table(lut, 100)) << "a narrower operator";
+  }
+  // 8-bit tables are direct: nothing to expand.
+  const Case c8{"int8", 8, 24, 1, false, 8, ScaleKind::Multiplier, CalibMethod::MinMax};
+  const QuantizedGru q8 = quantize(m, c8, 12, 4);
+  EXPECT_FALSE(gru_detail::expanded_table(q8.cell_constants(0).sig_z, 256));
+}
 
 // Ratios that are left shifts (a scale above 1): the shift forms take them without the
 // addition. Calibration rarely gives one (H = 1024 on uniform inputs did), so the test

@@ -88,7 +88,19 @@ struct FastPlan {
   // Per unit [hp]: each bias plus its target's zero point ([UnitBias]).
   std::array<AlignedInts, 4> bias;
   std::optional<Lanes16Form> lanes16;  // where it applies (above)
+  // Per interpolated activation table ([UnitLut]) whose inputs span at most 2^16 values and
+  // whose outputs fit int16 (the tables of 16-bit operators): every input's value, the
+  // table read at q - input_min, so that a lane looks it up with one 32-bit gather at a
+  // 2-byte scale instead of two gathers of knot pairs and the 64-bit interpolation
+  // (expanded_table). Empty where it does not apply. One entry more than the inputs, so
+  // that the gather's 4-byte read of the last one stays inside.
+  std::array<cpu::AlignedVector<int16_t>, 3> lut16;
 };
+
+// The values of an interpolated table at every input it takes: lut(input_min + i) for
+// i < inputs, then one padding 0; nothing for a direct table, one whose outputs leave
+// int16 or one whose inputs span more than 2^16 values.
+std::optional<cpu::AlignedVector<int16_t>> expanded_table(const ActivationLut& lut, int64_t inputs);
 
 // The int16 lane form of a cell's plan (f complete but for it), or nothing: a plan of
 // shifts, direct tables of 256 byte-sized entries, and every intermediate of the

@@ -2,6 +2,7 @@
 // operators' integer ranges: the interval of every intermediate, and the lane form of
 // every scale (arith/lane_scale.h). A cell gets a plan only if every one fits int32.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 
 #include "gemm/kernels.h"
@@ -182,7 +183,26 @@ std::optional<FastPlan> build_fast_plan(const CellPlan& p) {
     f.shifts = f.shifts && !f.wide[i] && (l.add_then_shift || (l.right == 0 && l.left > 0));
   }
   f.lanes16 = lanes16_form(p, f);
+  // The inputs each table is read at: its operator's saturated range (unit_update).
+  const Operand lut_input[3] = {Operand::ZPre, Operand::RPre, Operand::GPre};
+  for (size_t l = 0; l < 3; ++l) {
+    const ActivationLut& lut = *refs.lut[l];
+    const IntRange in = refs.op(lut_input[l]).range;
+    if (in.qmin != lut.input_min()) continue;  // not how build_plan pairs them: keep the knots
+    if (auto t = expanded_table(lut, int64_t{in.qmax} - in.qmin + 1)) f.lut16[l] = std::move(*t);
+  }
   return f;
+}
+
+std::optional<cpu::AlignedVector<int16_t>> expanded_table(const ActivationLut& lut, int64_t inputs) {
+  const IntRange out = lut.output_range();
+  const int64_t knot_inputs = (static_cast<int64_t>(lut.entries()) - 1) << lut.shift();
+  if (lut.direct() || inputs < 1 || inputs > 65536 || inputs > knot_inputs || out.qmin < INT16_MIN ||
+      out.qmax > INT16_MAX)
+    return std::nullopt;
+  cpu::AlignedVector<int16_t> t(static_cast<size_t>(inputs + 1), 0);
+  for (int64_t i = 0; i < inputs; ++i) t[static_cast<size_t>(i)] = static_cast<int16_t>(lut(lut.input_min() + static_cast<int32_t>(i)));
+  return t;
 }
 
 }  // namespace fixq::gru_detail

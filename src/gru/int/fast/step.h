@@ -74,6 +74,8 @@ struct State {
   // [UnitLut]: a direct table's 256 entries as bytes, where they fit (L::kByteTables).
   typename L::ByteTable bytes[3];
   std::array<bool, 3> has_bytes{};
+  // [UnitLut]: FastPlan::lut16's entries, or null.
+  std::array<const int16_t*, 3> lut16{};
   I q_one;
   const FastPlan* fast;
   int64_t H, hp;
@@ -107,6 +109,7 @@ void prepare(const CellPlan& plan, const FastPlan& f, void* storage) {
       s->bytes[l] = L::load_byte_table(b);
     }
   }
+  for (size_t l = 0; l < 3; ++l) s->lut16[l] = f.lut16[l].empty() ? nullptr : f.lut16[l].data();
   s->q_one = L::splat(c.q_one);
   s->fast = &f;
   s->H = plan.hidden_size;
@@ -146,6 +149,8 @@ struct LaneDomain {
   V bias(UnitBias b) const { return L::load_aligned(s.fast->bias[static_cast<size_t>(b)].data() + j); }
   V lut(UnitLut l, V v) const {
     const auto i = static_cast<size_t>(l);
+    // An interpolated table's every value, where the plan has them: the same integers.
+    if (s.lut16[i] != nullptr) return L::gather_i16(s.lut16[i], L::sub(v, L::splat(s.lut[i].input_min)));
     LutOps<L> ops;
     if (s.has_bytes[i]) ops.bytes = &s.bytes[i];
     return activation_lookup(ops, s.lut[i], v);
