@@ -27,7 +27,10 @@ struct QuantKernels {
   int64_t (*dequantize)(const Q* q, int64_t n, float scale, int32_t zp, int32_t qmin,
                         int32_t qmax, float* out);
   int64_t (*dequantize_pc)(const Q* q, int64_t n, const float* scale, const int32_t* zp,
-                           int32_t qmin, int32_t qmax, float* out);
+                           int32_t qmin, int32_t qmax, float* out);  // quantize, returning the index of the first input that is NaN or infinite instead: a
+  // model's float input checked in the pass that quantizes it (its values are the same).
+  int64_t (*quantize_finite)(const float* x, int64_t n, float scale, int32_t zp, int32_t qmin,
+                             int32_t qmax, Q* out);
 };
 
 // One family's kernels for every storage type.
@@ -37,6 +40,8 @@ struct QuantTable {
   QuantKernels<int16_t> s16;
   QuantKernels<uint16_t> u16;
   QuantKernels<int32_t> s32;
+  // The index of the first element of x[0, n) that is NaN or infinite, or -1.
+  int64_t (*first_non_finite)(const float* x, int64_t n);
 
   template <class Q>
   const QuantKernels<Q>& of() const {
@@ -54,10 +59,10 @@ template <class K>
 constexpr QuantTable make_quant_table() {
   auto of = []<class Q>(Q*) {
     return QuantKernels<Q>{&K::template quantize<Q>, &K::template quantize_pc<Q>, &K::template dequantize<Q>,
-                           &K::template dequantize_pc<Q>};
+                           &K::template dequantize_pc<Q>, &K::template quantize_finite<Q>};
   };
   return {of(static_cast<int8_t*>(nullptr)), of(static_cast<uint8_t*>(nullptr)), of(static_cast<int16_t*>(nullptr)),
-          of(static_cast<uint16_t*>(nullptr)), of(static_cast<int32_t*>(nullptr))};
+          of(static_cast<uint16_t*>(nullptr)), of(static_cast<int32_t*>(nullptr)), &K::first_non_finite};
 }
 
 // Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).
@@ -77,7 +82,14 @@ QuantKernels<Q> active_kernels() {
   return {r.pick([](const QuantTable& t) { return t.of<Q>().quantize; }).kernel,
           r.pick([](const QuantTable& t) { return t.of<Q>().quantize_pc; }).kernel,
           r.pick([](const QuantTable& t) { return t.of<Q>().dequantize; }).kernel,
-          r.pick([](const QuantTable& t) { return t.of<Q>().dequantize_pc; }).kernel};
+          r.pick([](const QuantTable& t) { return t.of<Q>().dequantize_pc; }).kernel,
+          r.pick([](const QuantTable& t) { return t.of<Q>().quantize_finite; }).kernel};
+}
+
+// The index of the first element of x[0, n) that is NaN or infinite, or -1, on the active
+// kernels: the check of a model's float inputs (a GRU forward's, once per call).
+inline int64_t first_non_finite(const float* x, int64_t n) {
+  return registry().pick([](const QuantTable& t) { return t.first_non_finite; }).kernel(x, n);
 }
 
 // The scalar definition of one element, shared by every tail loop so that all paths

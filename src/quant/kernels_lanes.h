@@ -48,20 +48,34 @@ struct QuantLanes {
     return [zp](int64_t i, int64_t left) { return L::load_widen_n(zp + i, left); };
   }
 
-  // x[i] of a per-tensor or per-channel run: whole vectors, then the tail.
-  template <class Q, class Scale, class Zp>
+  // Lanes of x that are NaN or infinite (exponent bits all ones).
+  static typename L::M non_finite(typename L::F x) {
+    const auto exponent = L::splat(0x7F800000);
+    return L::eq(L::bit_and(L::bits(x), exponent), exponent);
+  }
+
+  // x[i] of a per-tensor or per-channel run: whole vectors, then the tail. Returns the first
+  // NaN, or with Finite the first NaN or infinity.
+  template <bool Finite = false, class Q, class Scale, class Zp>
   static int64_t quantize_run(const float* x, int64_t n, Scale scale_at, Zp zp_at, int32_t qmin, int32_t qmax, Q* out) {
     const auto vmin = L::splat(qmin), vmax = L::splat(qmax);
-    int64_t first_nan = -1;
+    int64_t first_bad = -1;
     for (int64_t i = 0; i < n; i += L::kLanes) {
       const int64_t left = n - i;
       typename L::M nan;
-      const auto q = quantize_vec(L::fload_n(x + i, left), scale_at(i, left), zp_at(i, left), vmin, vmax, &nan);
+      const auto xv = L::fload_n(x + i, left);
+      const auto q = quantize_vec(xv, scale_at(i, left), zp_at(i, left), vmin, vmax, &nan);
+      if constexpr (Finite) nan = non_finite(xv);
       const int lane = L::first(L::mask_and(nan, L::first_lanes(left)));
-      if (lane >= 0 && first_nan < 0) first_nan = i + lane;
+      if (lane >= 0 && first_bad < 0) first_bad = i + lane;
       L::store_narrow_n(out + i, left, q);
     }
-    return first_nan;
+    return first_bad;
+  }
+
+  template <class Q>
+  static int64_t quantize_finite(const float* x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, Q* out) {
+    return quantize_run<true>(x, n, same(L::fsplat(scale)), same(L::splat(zp)), qmin, qmax, out);
   }
 
   template <class Q>
@@ -73,6 +87,13 @@ struct QuantLanes {
   static int64_t quantize_pc(const float* x, int64_t n, const float* scale, const int32_t* zp, int32_t qmin,
                              int32_t qmax, Q* out) {
     return quantize_run(x, n, channel_scales(scale), channel_zero_points(zp), qmin, qmax, out);
+  }
+
+  // The tail's lanes load as zeros.
+  static int64_t first_non_finite(const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; i += L::kLanes)
+      if (const int lane = L::first(non_finite(L::fload_n(x + i, n - i))); lane >= 0) return i + lane;
+    return -1;
   }
 
   template <class Q, class Scale, class Zp>

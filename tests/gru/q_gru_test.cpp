@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 #include <unistd.h>
+#include <limits>
 #include <vector>
 
 #include "fixq/error.h"
@@ -258,6 +259,13 @@ TEST(QuantizedGru, BadInputIsAClearError) {
   x[5] = std::nanf("");
   expect_error([&] { q.forward(x.data(), Shape{3, 2, 4}); }, "element 5");
   x[5] = 0.0f;
+  x[23] = -std::numeric_limits<float>::infinity();  // the last element: the vectors' tail
+  expect_error([&] { q.forward(x.data(), Shape{3, 2, 4}); }, "element 23 is -inf");
+  QuantizedGruStream stream(q, 2);
+  const std::vector<float> before = stream.state();
+  expect_error([&] { stream.step(x.data() + 16); }, "frame element 7 is -inf");
+  EXPECT_EQ(stream.state(), before) << "a refused frame leaves the state as it was";
+  x[23] = 0.0f;
   const std::vector<int64_t> bad{3, 4};
   GruRunOptions opt;
   opt.lengths = bad;

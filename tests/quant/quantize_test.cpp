@@ -203,6 +203,54 @@ TEST(Quantize, RaggedLengthsBitIdentical) {
   }
 }
 
+// The checking quantize a model's input takes (quant_detail::QuantKernels::quantize_finite)
+// and the plain check (first_non_finite): on every path, quantize's integers and the index
+// of the first NaN or infinity, wherever in a ragged run it falls (first, last, a vector's
+// tail lane, after an earlier NaN), or -1 for finite data (largest floats and denormals
+// included). Independent oracle: std::isfinite over the run.
+TEST(Quantize, FiniteCheckingKernelsFindTheFirstNanOrInfinity) {
+  test::PathGuard guard;
+  std::mt19937 rng(16);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  for (int64_t n : {1, 7, 15, 16, 17, 31, 33, 64, 100, 257}) {
+    for (int64_t at : {int64_t{-1}, int64_t{0}, n / 2, n - 1}) {
+      for (float bad : {inf, -inf, nan}) {
+        std::vector<float> x(static_cast<size_t>(n));
+        std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+        for (float& v : x) v = u(rng);
+        x[0] = std::numeric_limits<float>::max();
+        if (n > 1) x[1] = std::numeric_limits<float>::denorm_min();
+        if (at >= 0) {
+          x[static_cast<size_t>(at)] = bad;
+          if (at + 3 < n) x[static_cast<size_t>(at + 3)] = nan;  // a later one is not reported
+        }
+        int64_t expect = -1;
+        for (int64_t i = 0; i < n && expect < 0; ++i)
+          if (!std::isfinite(x[static_cast<size_t>(i)])) expect = i;
+        ASSERT_EQ(expect, at);
+        std::vector<int8_t> ref(static_cast<size_t>(n)), q(static_cast<size_t>(n));
+        test::use_path(test::scalar_path());
+        quant_detail::active_kernels<int8_t>().quantize(x.data(), n, 0.05f, 3, -128, 127, ref.data());
+        for (const test::KernelPath& path : test::kernel_paths()) {
+          test::use_path(path);
+          const std::string what = path.name() + " n=" + std::to_string(n) + " at=" + std::to_string(at);
+          EXPECT_EQ(quant_detail::first_non_finite(x.data(), n), expect) << what;
+          std::fill(q.begin(), q.end(), int8_t{0});
+          EXPECT_EQ(quant_detail::active_kernels<int8_t>().quantize_finite(x.data(), n, 0.05f, 3, -128, 127, q.data()),
+                    expect)
+              << what;
+          EXPECT_EQ(q, ref) << what;
+          std::vector<int16_t> q16(static_cast<size_t>(n));
+          EXPECT_EQ(quant_detail::active_kernels<int16_t>().quantize_finite(x.data(), n, 0.05f, 3, -32768, 32767,
+                                                                             q16.data()),
+                    expect)
+              << what;
+        }
+      }
+    }
+  }
+}
+
 // quantize(dequantize(q)) == q for every q of every bit width and granularity.
 template <class Q>
 void round_trip_all_values(int bits, bool sgn, std::mt19937& rng) {

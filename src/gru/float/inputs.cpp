@@ -1,23 +1,15 @@
 // Finite-value checks of GRU inputs, naming the first bad element by its coordinates.
 #include "gru/float/inputs.h"
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
 
 #include "fixq/error.h"
+#include "quant/kernels.h"
 
 namespace fixq::gru_float {
 
-bool all_finite(const float* v, int64_t n) {
-  uint32_t bad = 0;
-  for (int64_t e = 0; e < n; ++e) {
-    // An exponent field of all ones marks both NaN and infinity.
-    const auto b = std::bit_cast<uint32_t>(v[e]);
-    bad |= static_cast<uint32_t>((b & 0x7F800000u) == 0x7F800000u);
-  }
-  return bad == 0;
-}
+bool all_finite(const float* v, int64_t n) { return quant_detail::first_non_finite(v, n) < 0; }
 
 void require_finite(const char* who, const char* what, const float* v, const Shape& shape) {
   const int64_t n = numel(shape);

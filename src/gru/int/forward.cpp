@@ -10,6 +10,7 @@
 #include "gru/batch_split.h"
 #include "gru/int/fast/loop.h"
 #include "gru/int/model.h"
+#include "quant/kernels.h"
 
 namespace fixq {
 
@@ -76,36 +77,22 @@ void fill_q(std::vector<char>& q, IntType t, int64_t n, int32_t v) {
   }
 }
 
-// dst[j] = dequantize_value(q[src + j]) for j < n, per storage type.
-void dequantize_row(const std::vector<char>& q, IntType t, int64_t src, int64_t n, float scale, int32_t zp, float* dst) {
-  if (t == IntType::S16) {
-    const char* p = q.data() + 2 * src;
-    for (int64_t j = 0; j < n; ++j) {
-      int16_t x;
-      std::memcpy(&x, p + 2 * j, 2);
-      dst[j] = dequantize_value(x, scale, zp);
-    }
-  } else {
-    const auto* p = reinterpret_cast<const int8_t*>(q.data() + src);
-    for (int64_t j = 0; j < n; ++j) dst[j] = dequantize_value(p[j], scale, zp);
-  }
-}
+// dst[j] = dequantize_value(q[src + j]) for j < n, per storage type, on the quantize
+// kernels the active features select (quant/kernels.h: the same float32 formula on every
+// path), looked up once per call of forward or step. Every stored value lies in its storage
+// type, the range the kernels check.
+struct StateDequantizer {
+  decltype(quant_detail::QuantKernels<int8_t>::dequantize) s8 = quant_detail::active_kernels<int8_t>().dequantize;
+  decltype(quant_detail::QuantKernels<int16_t>::dequantize) s16 = quant_detail::active_kernels<int16_t>().dequantize;
 
-// Fails naming the first element of x[0, n) that is not finite. The common case (all
-// finite) is one branch-free pass over the bits (exponent all ones: Inf or NaN), which
-// compilers vectorise; a float compare per element did not, and cost 3% of a batch-16
-// forward.
-void require_finite(const float* x, int64_t n, const char* what) {
-  uint32_t special = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, x + i, sizeof u);
-    special |= static_cast<uint32_t>((u & 0x7F800000u) == 0x7F800000u);
+  void row(const std::vector<char>& q, IntType t, int64_t src, int64_t n, float scale, int32_t zp, float* dst) const {
+    const IntRange r = int_type_range(t);
+    const int64_t bad = t == IntType::S16
+                            ? s16(reinterpret_cast<const int16_t*>(q.data()) + src, n, scale, zp, r.qmin, r.qmax, dst)
+                            : s8(reinterpret_cast<const int8_t*>(q.data()) + src, n, scale, zp, r.qmin, r.qmax, dst);
+    if (bad >= 0) fail("internal: GRU state element ", src + bad, " is outside its storage type");
   }
-  if (special == 0) return;
-  for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(x[i])) fail(what, " element ", i, " is ", x[i], ": inputs must be finite");
-}
+};
 
 std::vector<float> time_major(const float* x, int64_t T, int64_t B, int64_t C) {
   std::vector<float> out(static_cast<size_t>(T * B * C));
@@ -186,8 +173,20 @@ std::vector<bool> QuantizedGru::vectorized_cells() const {
   return v;
 }
 
-void QuantizedGru::Impl::quantize_input(const float* x, int64_t n, std::vector<char>& q) const {
-  quantize_to(x, n, params.cells[0][GruOp::X], plans[0].x.storage, q);
+void QuantizedGru::Impl::quantize_input(const float* x, int64_t n, std::vector<char>& q, const char* what) const {
+  // One pass over x: its quantization also finds the first value that is not finite (x is
+  // read from memory once; a separate check took ~2% of a batch-16 forward).
+  const QuantParams& p = params.cells[0][GruOp::X];
+  const IntType storage = plans[0].x.storage;
+  const int32_t qmin = p.scheme.format.qmin(), qmax = p.scheme.format.qmax();
+  q.resize(static_cast<size_t>(n) * static_cast<size_t>(int_type_bytes(storage)));
+  const int64_t bad =
+      storage == IntType::S16
+          ? quant_detail::active_kernels<int16_t>().quantize_finite(x, n, p.scale[0], p.zero_point[0], qmin, qmax,
+                                                                    reinterpret_cast<int16_t*>(q.data()))
+          : quant_detail::active_kernels<int8_t>().quantize_finite(x, n, p.scale[0], p.zero_point[0], qmin, qmax,
+                                                                   reinterpret_cast<int8_t*>(q.data()));
+  if (bad >= 0) fail(what, " element ", bad, " is ", x[bad], ": inputs must be finite");
 }
 
 float QuantizedGru::Impl::dequantize_h(size_t c, const std::vector<char>& q, int64_t i) const {
@@ -311,17 +310,17 @@ void QuantizedGru::forward(const float* x, const Shape& x_shape, GruOutput& out,
     x = xt.data();
   }
   const int64_t n = T * B * C;
-  require_finite(x, n, "GRU input");
 
   std::vector<std::vector<char>> state = m.initial_state(opt.h0, B);
   LayerBuffers& buf = thread_buffers();
-  m.quantize_input(x, n, buf.in);
+  m.quantize_input(x, n, buf.in, "GRU input");
   m.run_layers(buf, T, B, lengths, state);
+  const StateDequantizer deq;
   out.h_n.resize(static_cast<size_t>(m.num_layers * D * B * H));
   for (size_t c = 0; c < state.size(); ++c) {
     const QuantParams& hp = m.params.cells[c][GruOp::H];
-    dequantize_row(state[c], m.plans[c].h.storage, 0, B * H, hp.scale[0], hp.zero_point[0],
-                   out.h_n.data() + c * static_cast<size_t>(B * H));
+    deq.row(state[c], m.plans[c].h.storage, 0, B * H, hp.scale[0], hp.zero_point[0],
+            out.h_n.data() + c * static_cast<size_t>(B * H));
   }
   // Dequantize the top layer's output; padding is 0. Without lengths every element is
   // written below, so out.y is only resized (kept storage is not cleared first).
@@ -335,11 +334,15 @@ void QuantizedGru::forward(const float* x, const Shape& x_shape, GruOutput& out,
     const int32_t zp = hp.zero_point[0];
     const IntType storage = m.plans[c].h.storage;
     const std::vector<char>& q = buf.out[static_cast<size_t>(d)];
+    if (D == 1 && lengths.empty() && !opt.batch_first) {  // one run, in the order it is stored
+      deq.row(q, storage, 0, T * B * H, scale, zp, out.y.data());
+      continue;
+    }
     for (int64_t t = 0; t < T; ++t)
       for (int64_t b = 0; b < B; ++b) {
         if (!lengths.empty() && t >= lengths[static_cast<size_t>(b)]) continue;
         float* dst = out.y.data() + (opt.batch_first ? (b * T + t) : (t * B + b)) * D * H + d * H;
-        dequantize_row(q, storage, (t * B + b) * H, H, scale, zp, dst);
+        deq.row(q, storage, (t * B + b) * H, H, scale, zp, dst);
       }
   }
 }
@@ -362,13 +365,12 @@ void QuantizedGruStream::step(const float* x, float* h_out) {
   const int64_t n = batch_ * m.input_size;
   require(x != nullptr, "QuantizedGruStream::step: null frame");
   require(h_out != nullptr, "QuantizedGruStream::step: null output");
-  require_finite(x, n, "QuantizedGruStream::step: frame");
   LayerBuffers& buf = thread_buffers();
-  m.quantize_input(x, n, buf.in);
+  m.quantize_input(x, n, buf.in, "QuantizedGruStream::step: frame");
   m.run_layers(buf, 1, batch_, {}, q_h_);
   const size_t top = q_h_.size() - 1;
   const QuantParams& hp = m.params.cells[top][GruOp::H];
-  dequantize_row(buf.out[0], m.plans[top].h.storage, 0, batch_ * m.hidden_size, hp.scale[0], hp.zero_point[0], h_out);
+  StateDequantizer{}.row(buf.out[0], m.plans[top].h.storage, 0, batch_ * m.hidden_size, hp.scale[0], hp.zero_point[0], h_out);
 }
 
 std::vector<float> QuantizedGruStream::state() const {

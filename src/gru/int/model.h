@@ -48,8 +48,9 @@ struct QuantizedGru::Impl {
   // point); buf.in and buf.next are overwritten.
   void run_layers(LayerBuffers& buf, int64_t T, int64_t B, const std::vector<int64_t>& lengths,
                   std::vector<std::vector<char>>& state) const;
-  // x [n] quantized with layer 0's x parameters into its storage, in q (resized to fit).
-  void quantize_input(const float* x, int64_t n, std::vector<char>& q) const;
+  // x [n] quantized with layer 0's x parameters into its storage, in q (resized to fit);
+  // fails naming `what` and the first element that is NaN or infinite.
+  void quantize_input(const float* x, int64_t n, std::vector<char>& q, const char* what) const;
   // One integer value of cell c's h, dequantized.
   float dequantize_h(size_t c, const std::vector<char>& q, int64_t i) const;
 };
