@@ -72,9 +72,13 @@ struct Lane16Domain {
     const auto i = static_cast<size_t>(o);
     return _mm512_min_epi16(_mm512_max_epi16(v, s.qmin[i]), s.qmax[i]);
   }
+  // A ratio above 1 is rare (calibration seldom gives one): the add-then-shift stays on the
+  // straight path. Laid out the other way, GCC 12 put every right shift out of line, two
+  // taken jumps each, twenty per 32 units.
   V scale(UnitScale u, V v) const {
     const auto i = static_cast<size_t>(u);
-    if (s.is_left[i]) return _mm512_sll_epi16(v, s.left[i]);
+    if (s.is_left[i]) [[unlikely]]
+      return _mm512_sll_epi16(v, s.left[i]);
     return _mm512_sra_epi16(_mm512_add_epi16(v, s.half[i]), s.shift[i]);
   }
   V product(UnitScale u, V a, V b) const {

@@ -133,7 +133,8 @@ struct LaneDomain {
   V scale(UnitScale u, V v) const {
     const LaneScaleRegs<L>& r = s.scale[static_cast<size_t>(u)];
     if constexpr (Shifts) {
-      if (s.fast->lane[static_cast<size_t>(u)].left > 0) return L::sllv(v, r.left);
+      if (s.fast->lane[static_cast<size_t>(u)].left > 0) [[unlikely]]  // rare (lanes16_avx512.h)
+        return L::sllv(v, r.left);
       return L::srav(L::add(v, r.half), r.right);
     }
     if constexpr (Pow2) return apply_pow2<L>(v, r);
