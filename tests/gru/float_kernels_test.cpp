@@ -139,9 +139,10 @@ void expect_matmul_paths_agree(int64_t m, int64_t n, int64_t k, uint32_t seed, b
 TEST(FloatKernels, MatmulIsBitExactOnEveryPathForRaggedShapes) {
   uint32_t seed = 100;
   // k across chain ends (32, 64) and the vector widths; m over every tile height (AVX-512
-  // 6 rows, AVX2 3) and the batch-1 tile; n across vectors, tiles and panels.
+  // 6 rows, AVX2 3), the batch-1 tile and row counts the tiles share unevenly (8: 4 + 4,
+  // 13: 5 + 4 + 4, 17: 6 + 6 + 5); n across vectors, tiles and panels.
   for (int64_t k = 0; k <= 67; ++k)
-    for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 13})
+    for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 13, 17})
       expect_matmul_paths_agree(m, 1 + (k * 7 + m) % 23, k, seed++, k > 0 && k % 5 == 0);
   for (int64_t n = 1; n <= 200; n += n < 70 ? 1 : 9)
     for (int64_t m : {1, 2, 7}) expect_matmul_paths_agree(m, n, 16 + n % 35, seed++, n % 4 == 0);
