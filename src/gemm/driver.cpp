@@ -62,7 +62,8 @@ int64_t l2_bytes() {
 // k-blocks, whatever the split. Acc = int32_t: tiles go straight to C (the whole K fits in
 // int32, so every running sum does); int64_t: each block's int32 tile is added into C.
 template <class Acc>
-void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t p1, Acc* c, int64_t ldc) {
+void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t p1, Acc* c, int64_t ldc,
+                bool b_from_l3) {
   const MicroKernel& k = *pr.kern;
   const PackedPanels& panels = *pr.panels;
   const int64_t groups = panels.groups, nr = k.b.nr;
@@ -95,6 +96,7 @@ void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t
           if (split) {
             // The kernel combines its byte planes in int64 and writes C itself.
             TileArgs t{ap, bp, gc, rows, cols, nullptr, ldc, !first, nullptr};
+            t.b_from_l3 = b_from_l3;
             if constexpr (std::is_same_v<Acc, int32_t>) {
               t.c = c + r0 * ldc + n0;  // the whole K fits: so does 32768 * |colsum|
               t.init = first && split_start ? panels.split_comp32.data() + n0 : nullptr;
@@ -105,9 +107,13 @@ void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t
             k.run(t);
           } else if constexpr (std::is_same_v<Acc, int32_t>) {
             const int32_t* init = first && pr.shifted ? panels.shift_comp32.data() + n0 : nullptr;
-            k.run(TileArgs{ap, bp, gc, rows, cols, c + r0 * ldc + n0, ldc, !first, init});
+            TileArgs t{ap, bp, gc, rows, cols, c + r0 * ldc + n0, ldc, !first, init};
+            t.b_from_l3 = b_from_l3;
+            k.run(t);
           } else {
-            k.run(TileArgs{ap, bp, gc, rows, cols, tile, nr, false, nullptr});
+            TileArgs t{ap, bp, gc, rows, cols, tile, nr, false, nullptr};
+            t.b_from_l3 = b_from_l3;
+            k.run(t);
             for (int r = 0; r < rows; ++r) {
               Acc* row = c + (r0 + r) * ldc + n0;
               const int32_t* t = tile + r * nr;
@@ -172,20 +178,21 @@ void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc
   // forward at H = 512, batch 1 (1 x 1536 x 512 per step) took 9.4-10.4 us per step with two
   // GEMM threads against 7.4 with one. Larger weights come from L3, where two cores' bandwidth
   // pays (H = 1024: 31 against 85 us).
-  const bool l2_resident = a.rows < 4 && pr.n * pr.k * int_type_bytes(pr.b_type) <= l2_bytes() / 2;
+  const bool b_in_l2 = pr.n * pr.k * int_type_bytes(pr.b_type) <= l2_bytes() / 2;
+  const bool l2_resident = a.rows < 4 && b_in_l2;
   int64_t threads = cost < awake || l2_resident ? 1 : std::min<int64_t>(gemm_threads(), n_panels);
   if (threads > 1 && work < kThreadingThreshold && !cpu_detail::workers_watching(static_cast<int>(threads) - 1)) {
     cpu_detail::wake_workers(static_cast<int>(threads) - 1);  // for the next product
     threads = 1;
   }
   if (threads <= 1) {
-    run_panels(pr, a, 0, n_panels, c, ldc);
+    run_panels(pr, a, 0, n_panels, c, ldc, !b_in_l2);
   } else {
     // The shared workers (cpu/thread_pool.h) take the panel ranges; features and overrides
     // are per process, so every thread picks the same kernel.
     cpu_detail::parallel_for(static_cast<int>(threads), [&](int t) {
       const int64_t p0 = n_panels * t / threads, p1 = n_panels * (t + 1) / threads;
-      run_panels(pr, a, p0, p1, c, ldc);
+      run_panels(pr, a, p0, p1, c, ldc, !b_in_l2);
     });
   }
   // The sign trick stored each -128 weight as -127: x * -128 = x * -127 - x.

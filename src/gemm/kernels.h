@@ -96,6 +96,10 @@ struct TileArgs {
   // the tile is written as int64 to c64 (row stride ldc, init from init64) instead of c.
   int64_t* c64 = nullptr;
   const int64_t* init64 = nullptr;
+  // B comes from beyond this core's L2 (the driver's judgement: the whole B is more than
+  // half of it). The one-row kernels then fetch it ahead themselves; from L2 the hardware
+  // keeps up and the fetches only take load slots.
+  bool b_from_l3 = true;
 };
 
 struct MicroKernel {
