@@ -86,13 +86,17 @@ struct Lane16Domain {
     return _mm512_mulhrs_epi16(_mm512_sll_epi16(a, s.pre_a[i]), _mm512_sll_epi16(b, s.pre_b[i]));
   }
   V bias(UnitBias b) const { return _mm512_load_si512(s.base.fast->lanes16->bias[static_cast<size_t>(b)].data() + j); }
-  // table[v - input_min]: the index's low byte picks within 128 entries, bit 7 the half.
+  // table[v - input_min], looked up in the word lanes themselves: each word's low byte (the
+  // index, in [0, 255]: v is saturated to the table's input range) picks within 128 entries
+  // and its bit 7 the half; the high bytes (0) look up entries nobody reads. The entry is
+  // then the word's low byte, sign-extended. No narrowing to bytes and widening back (three
+  // shuffles, on the port the two vpermt2b use).
   V lut(UnitLut l, V v) const {
     const auto i = static_cast<size_t>(l);
     const V* t = s.base.bytes[i].b;
-    const V idx = _mm512_castsi256_si512(_mm512_cvtepi16_epi8(_mm512_sub_epi16(v, splat16(s.input_min[i]))));
+    const V idx = _mm512_sub_epi16(v, splat16(s.input_min[i]));
     const V lo = _mm512_permutex2var_epi8(t[0], idx, t[1]), hi = _mm512_permutex2var_epi8(t[2], idx, t[3]);
-    return _mm512_cvtepi8_epi16(_mm512_castsi512_si256(_mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi)));
+    return _mm512_srai_epi16(_mm512_slli_epi16(_mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi), 8), 8);
   }
   V one_in_z_out() const { return s.q_one; }
 };
