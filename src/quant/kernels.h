@@ -27,7 +27,8 @@ struct QuantKernels {
   int64_t (*dequantize)(const Q* q, int64_t n, float scale, int32_t zp, int32_t qmin,
                         int32_t qmax, float* out);
   int64_t (*dequantize_pc)(const Q* q, int64_t n, const float* scale, const int32_t* zp,
-                           int32_t qmin, int32_t qmax, float* out);  // quantize, returning the index of the first input that is NaN or infinite instead: a
+                           int32_t qmin, int32_t qmax, float* out);
+  // quantize, returning the index of the first input that is NaN or infinite instead: a
   // model's float input checked in the pass that quantizes it (its values are the same).
   int64_t (*quantize_finite)(const float* x, int64_t n, float scale, int32_t zp, int32_t qmin,
                              int32_t qmax, Q* out);

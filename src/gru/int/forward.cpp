@@ -370,7 +370,8 @@ void QuantizedGruStream::step(const float* x, float* h_out) {
   m.run_layers(buf, 1, batch_, {}, q_h_);
   const size_t top = q_h_.size() - 1;
   const QuantParams& hp = m.params.cells[top][GruOp::H];
-  StateDequantizer{}.row(buf.out[0], m.plans[top].h.storage, 0, batch_ * m.hidden_size, hp.scale[0], hp.zero_point[0], h_out);
+  StateDequantizer{}.row(buf.out[0], m.plans[top].h.storage, 0, batch_ * m.hidden_size, hp.scale[0],
+                         hp.zero_point[0], h_out);
 }
 
 std::vector<float> QuantizedGruStream::state() const {

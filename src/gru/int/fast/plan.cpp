@@ -201,7 +201,8 @@ std::optional<cpu::AlignedVector<int16_t>> expanded_table(const ActivationLut& l
       out.qmax > INT16_MAX)
     return std::nullopt;
   cpu::AlignedVector<int16_t> t(static_cast<size_t>(inputs + 1), 0);
-  for (int64_t i = 0; i < inputs; ++i) t[static_cast<size_t>(i)] = static_cast<int16_t>(lut(lut.input_min() + static_cast<int32_t>(i)));
+  for (int64_t i = 0; i < inputs; ++i)
+    t[static_cast<size_t>(i)] = static_cast<int16_t>(lut(lut.input_min() + static_cast<int32_t>(i)));
   return t;
 }
 
