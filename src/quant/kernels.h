@@ -87,6 +87,13 @@ QuantKernels<Q> active_kernels() {
           r.pick([](const QuantTable& t) { return t.of<Q>().quantize_finite; }).kernel};
 }
 
+// One of them, as active_kernels<Q>() would pick it (for a caller that needs one per call:
+// the five picks of active_kernels take ~37 ns, 1% of a GRU step streamed at H = 256).
+template <class Q, class K>
+K active_kernel(K QuantKernels<Q>::*which) {
+  return registry().pick([which](const QuantTable& t) { return t.of<Q>().*which; }).kernel;
+}
+
 // The index of the first element of x[0, n) that is NaN or infinite, or -1, on the active
 // kernels: the check of a model's float inputs (a GRU forward's, once per call).
 inline int64_t first_non_finite(const float* x, int64_t n) {

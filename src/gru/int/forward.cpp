@@ -82,8 +82,10 @@ void fill_q(std::vector<char>& q, IntType t, int64_t n, int32_t v) {
 // path), looked up once per call of forward or step. Every stored value lies in its storage
 // type, the range the kernels check.
 struct StateDequantizer {
-  decltype(quant_detail::QuantKernels<int8_t>::dequantize) s8 = quant_detail::active_kernels<int8_t>().dequantize;
-  decltype(quant_detail::QuantKernels<int16_t>::dequantize) s16 = quant_detail::active_kernels<int16_t>().dequantize;
+  decltype(quant_detail::QuantKernels<int8_t>::dequantize) s8 =
+      quant_detail::active_kernel(&quant_detail::QuantKernels<int8_t>::dequantize);
+  decltype(quant_detail::QuantKernels<int16_t>::dequantize) s16 =
+      quant_detail::active_kernel(&quant_detail::QuantKernels<int16_t>::dequantize);
 
   void row(const std::vector<char>& q, IntType t, int64_t src, int64_t n, float scale, int32_t zp, float* dst) const {
     const IntRange r = int_type_range(t);
@@ -182,10 +184,10 @@ void QuantizedGru::Impl::quantize_input(const float* x, int64_t n, std::vector<c
   q.resize(static_cast<size_t>(n) * static_cast<size_t>(int_type_bytes(storage)));
   const int64_t bad =
       storage == IntType::S16
-          ? quant_detail::active_kernels<int16_t>().quantize_finite(x, n, p.scale[0], p.zero_point[0], qmin, qmax,
-                                                                    reinterpret_cast<int16_t*>(q.data()))
-          : quant_detail::active_kernels<int8_t>().quantize_finite(x, n, p.scale[0], p.zero_point[0], qmin, qmax,
-                                                                   reinterpret_cast<int8_t*>(q.data()));
+          ? quant_detail::active_kernel(&quant_detail::QuantKernels<int16_t>::quantize_finite)(
+                x, n, p.scale[0], p.zero_point[0], qmin, qmax, reinterpret_cast<int16_t*>(q.data()))
+          : quant_detail::active_kernel(&quant_detail::QuantKernels<int8_t>::quantize_finite)(
+                x, n, p.scale[0], p.zero_point[0], qmin, qmax, reinterpret_cast<int8_t*>(q.data()));
   if (bad >= 0) fail(what, " element ", bad, " is ", x[bad], ": inputs must be finite");
 }
 
