@@ -14,10 +14,10 @@
 // panels, panels.cpp) against zero activations.
 #include "cpu/x86.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "gemm/kernels.h"
+#include "gemm/planes_avx512.h"
 
 namespace fixq::gemm_detail::amx {
 
@@ -142,8 +142,8 @@ void run(const TileArgs& t) {
 // tdpbusd) and the high-byte tile (s8, tdpbssd) against the same B tiles, the 64 columns in
 // two halves of 32 so that both planes' sums fit the eight tiles: 0-1 the low plane's, 2-3
 // the high plane's, 4 and 5 the A planes, 6 and 7 B. The tile's value is 256 * high + low,
-// formed in int64 (C64, or C when the driver found that the whole K fits int32); no start
-// values (the high bytes are signed).
+// formed by store_plane_sums (gemm/planes_avx512.h), as the AVX-512 byte-plane kernel forms
+// it; no start values (the high bytes are signed).
 void run_split16(const TileArgs& t) {
   const auto* a = static_cast<const int8_t*>(t.a);
   const auto* b = static_cast<const int8_t*>(t.b);
@@ -170,30 +170,11 @@ void run_split16(const TileArgs& t) {
     _tile_stored(1, &lo[0][16], 32 * 4);
     _tile_stored(2, &hi[0][0], 32 * 4);
     _tile_stored(3, &hi[0][16], 32 * 4);
-    const int cols = std::min(32, t.cols - 32 * half);
+    // Columns of this half past t.cols are skipped by store_plane_sums.
     for (int r = 0; r < t.rows; ++r)
-      for (int v = 0; v < 2 && 16 * v < cols; ++v) {
-        const int left = cols - 16 * v;
-        const __m512i l = _mm512_load_si512(&lo[r][16 * v]), h = _mm512_load_si512(&hi[r][16 * v]);
-        const int64_t at = r * t.ldc + 32 * half + 16 * v;
-        if (t.c64 != nullptr) {
-          for (int q = 0; q < 2 && 8 * q < left; ++q) {
-            const __mmask8 m = left - 8 * q >= 8 ? __mmask8(0xFF) : __mmask8((1u << (left - 8 * q)) - 1u);
-            const __m256i lq = q == 0 ? _mm512_castsi512_si256(l) : _mm512_extracti64x4_epi64(l, 1);
-            const __m256i hq = q == 0 ? _mm512_castsi512_si256(h) : _mm512_extracti64x4_epi64(h, 1);
-            __m512i x = _mm512_add_epi64(_mm512_slli_epi64(_mm512_cvtepi32_epi64(hq), 8), _mm512_cvtepi32_epi64(lq));
-            if (t.accumulate) x = _mm512_add_epi64(x, _mm512_maskz_loadu_epi64(m, t.c64 + at + 8 * q));
-            _mm512_mask_storeu_epi64(t.c64 + at + 8 * q, m, x);
-          }
-        } else {
-          // The whole K fits int32, so the tile's value does: 256 * high + low wraps to it
-          // in int32 lanes even where 256 * high alone would not fit.
-          const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1u);
-          __m512i x = _mm512_add_epi32(_mm512_slli_epi32(h, 8), l);
-          if (t.accumulate) x = _mm512_add_epi32(x, _mm512_maskz_loadu_epi32(m, t.c + at));
-          _mm512_mask_storeu_epi32(t.c + at, m, x);
-        }
-      }
+      for (int v = 0; v < 2; ++v)
+        store_plane_sums(t, r, 32 * half + 16 * v, _mm512_load_si512(&lo[r][16 * v]),
+                         _mm512_load_si512(&hi[r][16 * v]));
   }
 }
 

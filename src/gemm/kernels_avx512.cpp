@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "gemm/kernels.h"
+#include "gemm/planes_avx512.h"
 
 namespace fixq::gemm_detail::FIXQ_KERNEL_NS(avx512) {
 
@@ -50,44 +51,10 @@ constexpr int64_t kKcBytes = 128 * 1024;
   }
 }
 
-// Split16: writes the real columns of A row r from its plane sums, lo (low bytes) and hi
-// (high bytes plus 128): 256 * hi + lo in int64, plus C (accumulate) or the start values,
-// to c64, or narrowed to C's int32 (the driver uses int32 C only when every running sum
-// fits, so the narrowing is exact). int64 lanes move under int32 masks (two bits each).
+// Split16: A row r's columns from its plane sums (gemm/planes_avx512.h).
 [[gnu::always_inline]] inline void store_split(const TileArgs& t, int r, const __m512i (&lo)[4],
                                                const __m512i (&hi)[4]) {
-  for (int v = 0; v < 4; ++v) {
-    const int left = t.cols - 16 * v;
-    if (left <= 0) break;
-    auto combine = [&](int h) {
-      const __m256i l = h ? _mm512_extracti64x4_epi64(lo[v], 1) : _mm512_castsi512_si256(lo[v]);
-      const __m256i u = h ? _mm512_extracti64x4_epi64(hi[v], 1) : _mm512_castsi512_si256(hi[v]);
-      return _mm512_add_epi64(_mm512_slli_epi64(_mm512_cvtepi32_epi64(u), 8), _mm512_cvtepi32_epi64(l));
-    };
-    __m512i x0 = combine(0), x1 = combine(1);
-    const int64_t at = r * t.ldc + 16 * v;
-    if (t.c64 != nullptr) {
-      // The second eight columns only where they exist (their address may not be formed).
-      const __mmask16 m0 = first_lanes(2 * left), m1 = first_lanes(2 * (left - 8));
-      const int64_t* base = t.accumulate ? t.c64 + at : t.init64 != nullptr ? t.init64 + 16 * v : nullptr;
-      if (base != nullptr) {
-        x0 = _mm512_add_epi64(x0, _mm512_maskz_loadu_epi32(m0, base));
-        if (left > 8) x1 = _mm512_add_epi64(x1, _mm512_maskz_loadu_epi32(m1, base + 8));
-      }
-      _mm512_mask_storeu_epi32(t.c64 + at, m0, x0);
-      if (left > 8) _mm512_mask_storeu_epi32(t.c64 + at + 8, m1, x1);
-    } else {
-      const __mmask16 m = first_lanes(left);
-      const int32_t* base = t.accumulate ? t.c + at : t.init != nullptr ? t.init + 16 * v : nullptr;
-      if (base != nullptr) {
-        const __m512i b = _mm512_maskz_loadu_epi32(m, base);
-        x0 = _mm512_add_epi64(x0, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(b)));
-        x1 = _mm512_add_epi64(x1, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(b, 1)));
-      }
-      const __m512i y = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(x0)), _mm512_cvtepi64_epi32(x1), 1);
-      _mm512_mask_storeu_epi32(t.c + at, m, y);
-    }
-  }
+  for (int v = 0; v < 4; ++v) store_plane_sums(t, r, 16 * v, lo[v], hi[v]);
 }
 
 int32_t load4(const void* p) {
