@@ -159,7 +159,8 @@ Models make_models(int64_t hidden, int64_t steps, std::mt19937& rng) {
   const std::vector<float> calib = uniform_inputs(numel(calib_shape), rng);
   QuantizedGru q8 = quantize(model, GruQuantConfig::int8(ScaleKind::PowerOfTwo), calib, calib_shape);
   QuantizedGru q16 = quantize(model, GruQuantConfig::int16(ScaleKind::PowerOfTwo), calib, calib_shape);
-  return Models{std::move(model), std::move(q8), std::move(q16)};
+  FloatGru prepared(model);
+  return Models{std::move(model), std::move(prepared), std::move(q8), std::move(q16)};
 }
 
 // How a run is threaded: fixq's forward options and GEMM threads, oneDNN's OpenMP threads.
@@ -192,24 +193,24 @@ void bench_shape(const Models& m, int64_t T, int64_t B, const Budget& budget, in
     first_call_seconds[impl] = seconds_between(t0, Clock::now());
     return out;
   };
-  const GruOutput y_float = timed(kFixqFloat, [&] { return gru_forward(m.float_model, x.data(), x_shape, opt); });
+  const GruOutput y_float = timed(kFixqFloat, [&] { return m.float_gru.forward(x.data(), x_shape, opt); });
   const GruOutput y8 = timed(kFixqInt8, [&] { return m.q8.forward(x.data(), x_shape, opt); });
   const double cos8 = cosine(y8.y, y_float.y);
   const double cos16 = cosine(timed(kFixqInt16, [&] { return m.q16.forward(x.data(), x_shape, opt); }).y, y_float.y);
   // fixq writes into outputs kept between calls, as oneDNN writes its dst memory: neither
   // side times the allocation of megabytes of fresh output pages.
-  GruOutput out8, out16;
+  GruOutput out8, out16, out_float;
   GruRunOptions one_thread;
   std::vector<std::function<void()>> runs = {
       [&] { m.q8.forward(x.data(), x_shape, out8, opt); },
       [&] { m.q16.forward(x.data(), x_shape, out16, opt); },
-      [&] { gru_forward(m.float_model, x.data(), x_shape, opt); },
+      [&] { m.float_gru.forward(x.data(), x_shape, out_float, opt); },
   };
   // The same calls on one thread, for the speed-up.
   std::vector<std::function<void()>> runs_1 = {
       [&] { m.q8.forward(x.data(), x_shape, out8, one_thread); },
       [&] { m.q16.forward(x.data(), x_shape, out16, one_thread); },
-      [&] { gru_forward(m.float_model, x.data(), x_shape, one_thread); },
+      [&] { m.float_gru.forward(x.data(), x_shape, out_float, one_thread); },
   };
 #if FIXQ_PEER_ONEDNN
   peers::OnednnGru lbr(peers::OnednnGru::Kind::LbrF32, m.float_model, x, T, B);

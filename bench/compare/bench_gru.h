@@ -35,9 +35,11 @@ Timing time_calls(const std::function<void()>& f, const Budget& budget, double w
 // The largest |a[i] - b[i]|.
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b);
 
-// The models of one hidden size: float, and int8 / int16 calibrated on a few sequences.
+// The models of one hidden size: float (and prepared, its weights packed once as oneDNN's
+// are reordered once), and int8 / int16 calibrated on a few sequences.
 struct Models {
   GruModel float_model;
+  FloatGru float_gru;
   QuantizedGru q8, q16;
 };
 

@@ -121,6 +121,72 @@ TEST(GruForwardPackedWeights, HoldTheDocumentedLayoutAndNest) {
   EXPECT_TRUE(holds(again, b));
 }
 
+// FloatGru packs once what gru_forward packs per call: the same bits for every option (two
+// layers, both directions, h0, lengths, batch first, a tap that sees the same values), into
+// kept outputs whatever their previous shape, from its own copy of the model.
+TEST(FloatGru, EqualsGruForwardBitForBitFromItsOwnCopy) {
+  GruModel m = random_model(21, 19, 2, true, 81);
+  const int64_t T = 9, B = 5, C = 21;
+  const std::vector<float> x = random_values(sz(T * B * C), 82, 3.0f);
+  const std::vector<float> h0 = random_values(sz(4 * B * 19), 83);
+  const std::vector<int64_t> lengths{9, 4, 0, 9, 1};
+  const FloatGru prepared(m);
+  std::vector<float> seen_once, seen_prepared;
+  std::vector<float>* seen = &seen_once;
+  GruTap tap;
+  tap.on_value = [&](int, int, int64_t, GruOp, const float* v, const Shape& s) { seen->insert(seen->end(), v, v + numel(s)); };
+  GruOutput kept;
+  prepared.forward(x.data(), {2, 3, C}, kept);  // another shape first: nothing of it may remain
+  for (int variant = 0; variant < 4; ++variant) {
+    GruRunOptions opt;
+    if (variant >= 1) opt.h0 = h0.data();
+    if (variant >= 2) opt.lengths = lengths;
+    if (variant == 3) {
+      opt.batch_first = true;
+      opt.tap = &tap;
+    }
+    const Shape shape = opt.batch_first ? Shape{B, T, C} : Shape{T, B, C};
+    seen = &seen_once;
+    const GruOutput once = gru_forward(m, x.data(), shape, opt);
+    seen = &seen_prepared;
+    const GruOutput got = prepared.forward(x.data(), shape, opt);
+    EXPECT_EQ(got.y, once.y) << variant;
+    EXPECT_EQ(got.h_n, once.h_n) << variant;
+    std::vector<float> seen_kept;
+    seen = &seen_kept;
+    prepared.forward(x.data(), shape, kept, opt);
+    EXPECT_EQ(seen_kept, seen_prepared);
+    EXPECT_EQ(kept.y, once.y) << variant;
+    EXPECT_EQ(kept.h_n, once.h_n) << variant;
+  }
+  EXPECT_FALSE(seen_once.empty());
+  EXPECT_EQ(seen_prepared, seen_once);
+  // Changing the caller's model afterwards changes nothing in the prepared one.
+  const GruOutput before = prepared.forward(x.data(), {T, B, C});
+  m.cells[0].R[0] += 1.0f;
+  m.cells[0].bx[0] = NAN;
+  EXPECT_EQ(prepared.forward(x.data(), {T, B, C}).y, before.y);
+  EXPECT_EQ(prepared.model().cells[0].R, random_model(21, 19, 2, true, 81).cells[0].R);
+  const FloatGru copy = prepared;  // shares the packed weights
+  EXPECT_EQ(copy.forward(x.data(), {T, B, C}).y, before.y);
+}
+
+TEST(FloatGru, RefusesBadModelsAndInputs) {
+  GruModel broken = random_model(3, 2, 1, false, 51);
+  broken.cells[0].R[1] = INFINITY;
+  expect_error([&] { FloatGru f(broken); }, "GRU model", "layer 0 forward", "R[1]");
+  const FloatGru f(random_model(3, 2, 1, false, 51));
+  std::vector<float> x = random_values(12, 52);
+  expect_error([&] { f.forward(x.data(), {4, 3}); }, "FloatGru::forward", "x has shape [4, 3]", "[T, B, C]");
+  expect_error([&] { f.forward(nullptr, {2, 2, 3}); }, "FloatGru::forward", "x is null");
+  GruRunOptions too_long;
+  const std::vector<int64_t> lengths{1, 3};
+  too_long.lengths = lengths;
+  expect_error([&] { f.forward(x.data(), {2, 2, 3}, too_long); }, "FloatGru::forward", "lengths[1] = 3");
+  x[10] = NAN;
+  expect_error([&] { f.forward(x.data(), {2, 2, 3}); }, "FloatGru::forward", "x[1, 1, 1]", "not finite");
+}
+
 TEST(GruStream, RefusesWhatItCannotRun) {
   const GruModel bi = random_model(2, 3, 1, true, 1);
   expect_error([&] { GruStream s(bi, 1); }, "bidirectional");

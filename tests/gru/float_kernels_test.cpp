@@ -229,6 +229,10 @@ TEST(FloatKernels, WholeRunsAreBitExactOnEveryPath) {
     EXPECT_EQ(bits(got.out.y), bits(ref.out.y)) << p.name();
     EXPECT_EQ(bits(got.out.h_n), bits(ref.out.h_n)) << p.name();
     EXPECT_EQ(bits(got.tapped), bits(ref.tapped)) << p.name();
+    test::PathScope scope(p);  // FloatGru packs with the kernels active when it is made
+    const GruOutput prepared = FloatGru(m).forward(x.data(), {B, T, 21}, opt);
+    EXPECT_EQ(bits(prepared.y), bits(ref.out.y)) << p.name();
+    EXPECT_EQ(bits(prepared.h_n), bits(ref.out.h_n)) << p.name();
   }
   // Streaming, one frame at a time, on every path too.
   const GruModel uni = random_model(21, 35, 2, false, 71);

@@ -92,6 +92,9 @@ TEST(GruThreads, SlicesOfTheBatchGiveTheBitsOfOneThread) {
   const int64_t cells = kLayers * 2;
   check_thread_counts([&](const float* x, const Shape& s, const GruRunOptions& o) { return gru_forward(m, x, s, o); },
                       kC, cells, kH, "float");
+  const FloatGru prepared(m);
+  check_thread_counts([&](const float* x, const Shape& s, const GruRunOptions& o) { return prepared.forward(x, s, o); },
+                      kC, cells, kH, "FloatGru");
   for (bool sixteen : {false, true}) {
     const QuantizedGru q(m, calibrate(m, sixteen ? GruQuantConfig::int16(ScaleKind::Multiplier)
                                                  : GruQuantConfig::int8(ScaleKind::PowerOfTwo)));

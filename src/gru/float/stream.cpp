@@ -11,9 +11,8 @@ namespace fixq {
 
 // Packed once per stream: at one frame per call, packing W and R on every step would cost
 // more than the step itself.
-struct GruStream::Packed {
-  gru_float::ActiveKernels kernels;
-  std::vector<cpu::AlignedVector<float>> w, r;  // per layer
+struct GruStream::Packed : gru_float::PackedModel {
+  using PackedModel::PackedModel;
 };
 
 GruStream::GruStream(const GruModel& model, int64_t batch, const float* h0) : model_(&model), batch_(batch) {
@@ -28,18 +27,7 @@ GruStream::GruStream(const GruModel& model, int64_t batch, const float* h0) : mo
   } else {
     h_.assign(static_cast<std::size_t>(numel(state_shape)), 0.0f);
   }
-  auto packed = std::make_shared<Packed>();
-  packed->kernels = gru_float::active_kernels();
-  const auto layers = static_cast<std::size_t>(model.num_layers);
-  packed->w.resize(layers);
-  packed->r.resize(layers);
-  for (std::size_t l = 0; l < layers; ++l) {
-    const GruCell& cell = model.cell(static_cast<int>(l), 0);
-    const int64_t H3 = 3 * cell.hidden_size;
-    gru_float::pack_weights(packed->kernels.pack, cell.W, H3, cell.input_size, packed->w[l]);
-    gru_float::pack_weights(packed->kernels.pack, cell.R, H3, cell.hidden_size, packed->r[l]);
-  }
-  packed_ = std::move(packed);
+  packed_ = std::make_shared<const Packed>(model, gru_float::active_kernels());
 }
 
 std::vector<float> GruStream::step(const float* x) {
@@ -56,8 +44,8 @@ std::vector<float> GruStream::step(const float* x) {
     const GruCell& cell = m.cell(layer, 0);
     float* h = h_.data() + layer * batch_ * H;
     const auto l = static_cast<std::size_t>(layer);
-    gru_float::input_projection(cell, packed_->w[l].data(), kernels, batch_, in, wx.data());
-    gru_float::recurrent_step(cell, packed_->r[l].data(), kernels, batch_, in, wx.data(), h, scratch, {});
+    gru_float::input_projection(cell, packed_->cells[l].w, kernels, batch_, in, wx.data());
+    gru_float::recurrent_step(cell, packed_->cells[l].r, kernels, batch_, in, wx.data(), h, scratch, {});
     in = h;
   }
   return std::vector<float>(in, in + batch_ * H);

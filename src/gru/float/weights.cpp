@@ -36,4 +36,16 @@ PackedWeights::PackedWeights(PackFn pack, std::span<const float> w, int64_t n, i
 
 PackedWeights::~PackedWeights() { --cpu::thread_address(pool_of_thread).depth; }
 
+PackedModel::PackedModel(const GruModel& model, const ActiveKernels& k) : kernels(k) {
+  w.resize(model.cells.size());
+  r.resize(model.cells.size());
+  for (std::size_t c = 0; c < model.cells.size(); ++c) {
+    const GruCell& cell = model.cells[c];
+    const int64_t H3 = 3 * cell.hidden_size;
+    pack_weights(k.pack, cell.W, H3, cell.input_size, w[c]);
+    pack_weights(k.pack, cell.R, H3, cell.hidden_size, r[c]);
+    cells.push_back({w[c].data(), r[c].data()});
+  }
+}
+
 }  // namespace fixq::gru_float
