@@ -63,7 +63,7 @@ int64_t l2_bytes() {
 // int32, so every running sum does); int64_t: each block's int32 tile is added into C.
 template <class Acc>
 void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t p1, Acc* c, int64_t ldc,
-                bool b_from_l3) {
+                bool b_from_l3, bool reverse_panels) {
   const MicroKernel& k = *pr.kern;
   const PackedPanels& panels = *pr.panels;
   const int64_t groups = panels.groups, nr = k.b.nr;
@@ -86,7 +86,8 @@ void run_panels(const BoundProduct& pr, const MatrixView& a, int64_t p0, int64_t
       const int64_t m1 = std::min(a.rows, m0 + kMc);
       pack_a(k, a, m0, m1 - m0, g0, gc, apack);
       const int64_t a_panel = a_panel_bytes(k, gc);
-      for (int64_t p = p0; p < p1; ++p) {
+      for (int64_t i = p0; i < p1; ++i) {
+        const int64_t p = reverse_panels ? p0 + p1 - 1 - i : i;
         const int8_t* bp = panels.panel(p) + g0 * panel_group_bytes;
         const int64_t n0 = p * nr;
         const int cols = static_cast<int>(std::min(nr, pr.n - n0));
@@ -166,7 +167,7 @@ BoundProduct bind(IntType a, const PackedB& b, int64_t rows) {
 }
 
 template <class Acc>
-void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc) {
+void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc, bool reverse_panels) {
   if constexpr (std::is_same_v<Acc, int32_t>) require(pr.whole_k_fits, "internal: int32 accumulators for sums that may not fit");
   const int64_t n_panels = pr.panels->panels;
   const int64_t work = a.rows * pr.n * pr.k;
@@ -186,13 +187,13 @@ void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc
     threads = 1;
   }
   if (threads <= 1) {
-    run_panels(pr, a, 0, n_panels, c, ldc, !b_in_l2);
+    run_panels(pr, a, 0, n_panels, c, ldc, !b_in_l2, reverse_panels);
   } else {
     // The shared workers (cpu/thread_pool.h) take the panel ranges; features and overrides
     // are per process, so every thread picks the same kernel.
     cpu_detail::parallel_for(static_cast<int>(threads), [&](int t) {
       const int64_t p0 = n_panels * t / threads, p1 = n_panels * (t + 1) / threads;
-      run_panels(pr, a, p0, p1, c, ldc, !b_in_l2);
+      run_panels(pr, a, p0, p1, c, ldc, !b_in_l2, reverse_panels);
     });
   }
   // The sign trick stored each -128 weight as -127: x * -128 = x * -127 - x.
@@ -200,8 +201,8 @@ void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc
     for (int64_t m = 0; m < a.rows; ++m) c[m * ldc + n] -= a_value(a, m, k);
 }
 
-template void accumulate<int32_t>(const BoundProduct&, const MatrixView&, int32_t*, int64_t);
-template void accumulate<int64_t>(const BoundProduct&, const MatrixView&, int64_t*, int64_t);
+template void accumulate<int32_t>(const BoundProduct&, const MatrixView&, int32_t*, int64_t, bool);
+template void accumulate<int64_t>(const BoundProduct&, const MatrixView&, int64_t*, int64_t, bool);
 
 std::string kernel_name(IntType a, IntType b, int64_t rows) { return pick_kernel(a, b, rows).kernel->name; }
 

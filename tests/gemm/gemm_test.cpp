@@ -96,6 +96,10 @@ void check_raw(const Mat& a, const Mat& b, const std::string& what) {
             << what << " " << path << " m=" << m << " n=" << n;
     // Padding between rows is left alone.
     ASSERT_EQ(c64[static_cast<size_t>(ldc - 1)], -7) << what;
+    // The weights' panels last to first (gemm/driver.h), as a GRU's odd steps run them.
+    std::vector<int64_t> reversed(c64.size(), -7);
+    gemm_detail::accumulate(gemm_detail::bind(a.type, pb, a.rows), a.view(), reversed.data(), ldc, true);
+    ASSERT_EQ(reversed, c64) << what << " " << path << " panels last to first";
     // int32 output where the bound (fixq/gemm.h) allows it, computed here from the values.
     int64_t max_row = 0;
     for (int64_t n = 0; n < b.rows; ++n) {

@@ -106,13 +106,14 @@ TEST(FloatKernels, PackingIsTheDocumentedLayoutOnEveryPath) {
     }
 }
 
-// out = a w^T with row strides lda and ldo larger than the rows, on one path.
+// out = a w^T with row strides lda and ldo larger than the rows, on one path, the weights'
+// panels in either order.
 std::vector<float> matmul(const test::KernelPath& path, const std::vector<float>& a, int64_t lda, int64_t m,
-                          const std::vector<float>& w, int64_t n, int64_t k, int64_t ldo) {
+                          const std::vector<float>& w, int64_t n, int64_t k, int64_t ldo, bool reverse = false) {
   const std::vector<float> pw = packed(test::scalar_path(), w, n, k);
   test::PathScope scope(path);
   std::vector<float> out(sz(m * ldo), -7.0f);  // the gaps between rows must stay untouched
-  gru_float::active_kernels().matmul(a.data(), lda, m, pw.data(), n, k, out.data(), ldo);
+  gru_float::active_kernels().matmul(a.data(), lda, m, pw.data(), n, k, out.data(), ldo, reverse);
   return out;
 }
 
@@ -131,9 +132,11 @@ void expect_matmul_paths_agree(int64_t m, int64_t n, int64_t k, uint32_t seed, b
       const float want = j < n ? documented_dot(w.data() + j * k, a.data() + i * lda, k) : -7.0f;
       ASSERT_EQ(std::bit_cast<uint32_t>(ref[sz(i * ldo + j)]), std::bit_cast<uint32_t>(want)) << i << " " << j;
     }
-  for (const test::KernelPath& p : test::fast_paths())
-    ASSERT_EQ(bits(matmul(p, a, lda, m, w, n, k, ldo)), bits(ref))
-        << p.name() << ": m " << m << " n " << n << " k " << k << (extreme ? " extreme" : "");
+  for (const test::KernelPath& p : test::kernel_paths())
+    for (bool reverse : {false, true})
+      ASSERT_EQ(bits(matmul(p, a, lda, m, w, n, k, ldo, reverse)), bits(ref))
+          << p.name() << ": m " << m << " n " << n << " k " << k << (extreme ? " extreme" : "")
+          << (reverse ? " panels last to first" : "");
 }
 
 TEST(FloatKernels, MatmulIsBitExactOnEveryPathForRaggedShapes) {

@@ -61,7 +61,7 @@ void run_direction(const GruCell& cell, const gru_float::PackedCell& packed, con
       site.t = t;
       const auto rows = static_cast<int64_t>(running.size());
       if (rows == B) {
-        gru_float::recurrent_step(cell, packed.r, k, B, x_t, wx_t, h, scratch, site);
+        gru_float::recurrent_step(cell, packed.r, k, B, x_t, wx_t, h, scratch, site, (s & 1) != 0);
         for (int64_t b = 0; b < B; ++b) std::copy_n(h + b * H, H, out + out_layout.offset(t, b) + out_col);
         continue;
       }
@@ -75,7 +75,7 @@ void run_direction(const GruCell& cell, const gru_float::PackedCell& packed, con
         std::copy_n(wx_t + b * H3, H3, wxs.data() + i * H3);
         std::copy_n(h + b * H, H, hs.data() + i * H);
       }
-      gru_float::recurrent_step(cell, packed.r, k, rows, xs.data(), wxs.data(), hs.data(), scratch, site);
+      gru_float::recurrent_step(cell, packed.r, k, rows, xs.data(), wxs.data(), hs.data(), scratch, site, (s & 1) != 0);
       for (int64_t i = 0; i < rows; ++i) {
         const int64_t b = running[static_cast<std::size_t>(i)];
         std::copy_n(hs.data() + i * H, H, h + b * H);

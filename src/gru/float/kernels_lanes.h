@@ -97,28 +97,37 @@ struct FloatGruLanes {
   }
 
   static void matmul(const float* a, int64_t lda, int64_t m, const float* packed, int64_t n, int64_t k, float* out,
-                     int64_t ldo) {
+                     int64_t ldo, bool reverse_columns) {
     const int64_t padded = (n + kPanel - 1) / kPanel * kPanel, stride = k * kPanel;
     // Where column c's vector lies in the k-row 0 of its panel.
     const auto column = [&](int64_t c) { return packed + c / kPanel * stride + c % kPanel; };
-    int64_t col = 0;
     // The one-row tile streams each weight once, at what L2 or L3 deliver; a prefetch
-    // would only take load slots.
-    if (m == 1)
-      for (; col + kRowVectors * N <= padded; col += kRowVectors * N)
-        tile<1, kRowVectors, false>(a, lda, column(col), stride, k, std::min<int64_t>(n - col, kRowVectors * N),
-                                    out + col, ldo, nullptr);
+    // would only take load slots. Its blocks of kRowVectors vectors cover [0, row_end).
+    constexpr int64_t kRowCols = kRowVectors * N, kTileCols = kTileVectors * N;
+    const int64_t row_end = m == 1 ? padded / kRowCols * kRowCols : 0;
+    const auto row_block = [&](int64_t col) {
+      tile<1, kRowVectors, false>(a, lda, column(col), stride, k, std::min<int64_t>(n - col, kRowCols), out + col, ldo,
+                                  nullptr);
+    };
     // Columns outer, rows inner: a tile's weights come from L3 for its first row tile and
-    // from L1 or L2 for the others. Each tile prefetches the next column's weights into L2,
-    // so that their stream from L3 runs beside the arithmetic instead of before it.
-    for (; col < n; col += kTileVectors * N) {
-      const int64_t cols = std::min<int64_t>(n - col, kTileVectors * N);
-      if (m > 1 && col + 2 * kTileVectors * N <= padded)
-        column_tile<kTileRows, kTileVectors, true>(a, lda, m, column(col), stride, k, cols, out + col, ldo,
-                                                  column(col + kTileVectors * N));
+    // from L1 or L2 for the others. Each tile prefetches the next column's weights (in the
+    // order of this call) into L2, so that their stream from L3 runs beside the arithmetic
+    // instead of before it.
+    const auto tile_block = [&](int64_t col, int64_t next) {
+      const int64_t cols = std::min<int64_t>(n - col, kTileCols);
+      if (m > 1 && next >= 0 && next + kTileCols <= padded)
+        column_tile<kTileRows, kTileVectors, true>(a, lda, m, column(col), stride, k, cols, out + col, ldo, column(next));
       else
         column_tile<kTileRows, kTileVectors, false>(a, lda, m, column(col), stride, k, cols, out + col, ldo, nullptr);
+    };
+    if (!reverse_columns) {
+      for (int64_t col = 0; col < row_end; col += kRowCols) row_block(col);
+      for (int64_t col = row_end; col < n; col += kTileCols) tile_block(col, col + kTileCols);
+      return;
     }
+    const int64_t last = row_end + (n - row_end - 1) / kTileCols * kTileCols;  // the last tile block's column
+    for (int64_t col = last; col >= row_end && col < n; col -= kTileCols) tile_block(col, col - kTileCols);
+    for (int64_t col = row_end - kRowCols; col >= 0; col -= kRowCols) row_block(col);
   }
 
   // The packed layout, kLanes rows by kLanes k at a time: their row chunks loaded (zeros past

@@ -34,8 +34,9 @@ void input_projection(const GruCell& cell, const float* w, const ActiveKernels& 
 // Advances `rows` independent rows by one step of `cell`: reads their input x [rows, C]
 // (only for the tap), its projection wx [rows, 3H] and h [rows, H] (h_{t-1}), then
 // overwrites h with h_t. Reports every operator to site.tap in the order fixq/gru.h lists.
-// r: cell.R packed. The caller has validated the cell and the values.
+// r: cell.R packed. The caller has validated the cell and the values. reverse_columns: R's
+// panels last to first (MatmulFn), which a time loop alternates from step to step.
 void recurrent_step(const GruCell& cell, const float* r, const ActiveKernels& k, int64_t rows, const float* x,
-                    const float* wx, float* h, StepScratch& s, const TapSite& site);
+                    const float* wx, float* h, StepScratch& s, const TapSite& site, bool reverse_columns = false);
 
 }  // namespace fixq::gru_float

@@ -131,8 +131,11 @@ void run_recurrence(const GruLaneKernels& k, const CellPlan& p, const FastPlan& 
   auto* y = static_cast<char*>(q_y);
   for (int64_t i = 0; i < steps; ++i) {
     const MatrixView hv{p.h.storage, q_h, batch, H, H};
-    if (f.acc64_h) gemm_detail::accumulate(rhp, hv, acc64.data(), ldc);
-    else gemm_detail::accumulate(rhp, hv, acc32.data(), ldc);
+    // R's panels in alternating order (gemm/driver.h): each step starts on those the last
+    // one read last.
+    const bool reverse_panels = (i & 1) != 0;
+    if (f.acc64_h) gemm_detail::accumulate(rhp, hv, acc64.data(), ldc, reverse_panels);
+    else gemm_detail::accumulate(rhp, hv, acc32.data(), ldc, reverse_panels);
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t len = length(b);
       if (i >= len) continue;  // padding: not computed, output untouched
