@@ -5,6 +5,8 @@
 // Rh and the vectorised unit update). Everything that does not change from step to step
 // (the GEMMs' kernels and panels, the lane constants) is looked up or prepared once.
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -41,6 +43,89 @@ void grow(std::vector<T, Alloc>& v, size_t n) {
 // vector loads straddle two lines.
 thread_local cpu::AlignedVector<int32_t> acc32_of_thread;
 thread_local cpu::AlignedVector<int64_t> acc64_of_thread;
+// The recurrent products' own: one step of a call of one step computes Rh before Wx
+// (run_cell_fast), and Wx's product must not overwrite it.
+thread_local cpu::AlignedVector<int32_t> rh32_of_thread;
+thread_local cpu::AlignedVector<int64_t> rh64_of_thread;
+
+// The panel order (gemm/driver.h) of the last weight product this thread ran for a cell:
+// each call starts in the other order, so that it first reads what the last one read last,
+// still in L1 or L2 (a call of one step, a streamed frame, as much as the steps of one
+// call). Only the speed depends on it. A few cells per thread, by a hash of their address:
+// a cell that loses its slot starts first to last.
+struct LastOrder {
+  const CellPlan* plan = nullptr;
+  bool reversed = false;
+};
+thread_local std::array<LastOrder, 8> last_order_of_thread;
+
+LastOrder& last_order(const CellPlan& p) {
+  auto& memo = cpu::thread_address(last_order_of_thread);
+  const uint64_t h = (reinterpret_cast<uintptr_t>(&p) >> 4) * 0x9E3779B97F4A7C15ull;
+  return memo[static_cast<size_t>(h >> 61)];
+}
+
+bool starts_reversed(const CellPlan& p) {
+  const LastOrder& o = last_order(p);
+  return o.plan == &p && !o.reversed;
+}
+
+void remember_order(const CellPlan& p, bool reversed) { last_order(p) = {&p, reversed}; }
+
+// The recurrent accumulators of the whole batch, Rh = h R^T, rows of ldc.
+struct RecurrentProduct {
+  const CellPlan& p;
+  const FastPlan& f;
+  int64_t batch, ldc;
+  gemm_detail::BoundProduct rhp;
+  int32_t* acc32 = nullptr;
+  int64_t* acc64 = nullptr;
+
+  RecurrentProduct(const CellPlan& plan, const FastPlan& fast, int64_t b)
+      : p(plan), f(fast), batch(b), ldc(3 * plan.hidden_size + kLanePadding), rhp(gemm_detail::bind(plan.h.storage, plan.r, b)) {
+    const auto n = static_cast<size_t>(batch * ldc);
+    if (f.acc64_h) {
+      auto& v = cpu::thread_address(rh64_of_thread);
+      grow(v, n);
+      acc64 = v.data();
+    } else {
+      auto& v = cpu::thread_address(rh32_of_thread);
+      grow(v, n);
+      acc32 = v.data();
+    }
+  }
+  void run(const void* q_h, bool reverse_panels) const {
+    const MatrixView hv{p.h.storage, q_h, batch, p.hidden_size, p.hidden_size};
+    if (f.acc64_h) gemm_detail::accumulate(rhp, hv, acc64, ldc, reverse_panels);
+    else gemm_detail::accumulate(rhp, hv, acc32, ldc, reverse_panels);
+  }
+};
+
+// Step i of the time loop after its recurrent product: every running item's unit update,
+// then the new states committed (only after the whole batch read the old ones: Rh used
+// them).
+void update_batch(const GruLaneKernels& k, const void* state, const RecurrentProduct& rh, const WxRows& wx, int64_t i,
+                  int64_t steps, const std::vector<int64_t>& lengths, bool reverse, char* h, char* y) {
+  const CellPlan& p = rh.p;
+  const int64_t H = p.hidden_size, hp = rh.f.hp, batch = rh.batch;
+  const int64_t hbytes = int_type_bytes(p.h.storage);
+  auto length = [&](int64_t b) { return lengths.empty() ? steps : lengths[static_cast<size_t>(b)]; };
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t len = length(b);
+    if (i >= len) continue;  // padding: not computed, output untouched
+    const int64_t t = reverse ? len - 1 - i : i;
+    const int16_t* wx_row = wx.data() + (t * batch + b) * 3 * hp;
+    char* y_row = y + (t * batch + b) * H * hbytes;
+    if (rh.f.acc64_h) k.step_s64(state, rh.acc64 + b * rh.ldc, wx_row, h + b * H * hbytes, y_row);
+    else k.step_s32(state, rh.acc32 + b * rh.ldc, wx_row, h + b * H * hbytes, y_row);
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t len = length(b);
+    if (i >= len) continue;
+    const int64_t t = reverse ? len - 1 - i : i;
+    std::memcpy(h + b * H * hbytes, y + (t * batch + b) * H * hbytes, static_cast<size_t>(H * hbytes));
+  }
+}
 
 }  // namespace
 
@@ -79,7 +164,7 @@ const void* PreparedLaneStates::get(const GruLaneKernels& k, const CellPlan& pla
 }
 
 void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int count, const PackedB& w,
-                    const void* q_x, int64_t rows, WxRows* const* out) {
+                    const void* q_x, int64_t rows, WxRows* const* out, bool reverse_panels) {
   auto& acc32 = cpu::thread_address(acc32_of_thread);  // once: not recomputed in the loops
   auto& acc64 = cpu::thread_address(acc64_of_thread);
   const CellPlan& p0 = *cells[0];
@@ -102,8 +187,8 @@ void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int c
   for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
     const int64_t n = std::min(chunk, rows - r0);
     const MatrixView a{p0.x.storage, static_cast<const char*>(q_x) + r0 * C * xbytes, n, C, C};
-    if (f0.acc64_x) gemm_detail::accumulate(wxp, a, acc64.data(), ldc);
-    else gemm_detail::accumulate(wxp, a, acc32.data(), ldc);
+    if (f0.acc64_x) gemm_detail::accumulate(wxp, a, acc64.data(), ldc, reverse_panels);
+    else gemm_detail::accumulate(wxp, a, acc32.data(), ldc, reverse_panels);
     for (int c = 0; c < count; ++c) {
       const void* state = states[c];
       for (int64_t i = 0; i < n; ++i) {
@@ -117,42 +202,17 @@ void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int c
 
 void run_recurrence(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f, const WxRows& wx, int64_t steps,
                     int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
-  auto& acc32 = cpu::thread_address(acc32_of_thread);  // once: not recomputed in the loops
-  auto& acc64 = cpu::thread_address(acc64_of_thread);
-  const int64_t H = p.hidden_size, hp = f.hp;
-  const int64_t ldc = 3 * H + kLanePadding;
   const void* state = p.prepared.get(k, p, f);
-  const gemm_detail::BoundProduct rhp = gemm_detail::bind(p.h.storage, p.r, batch);
-  if (f.acc64_h) grow(acc64, static_cast<size_t>(batch * ldc));
-  else grow(acc32, static_cast<size_t>(batch * ldc));
-  auto length = [&](int64_t b) { return lengths.empty() ? steps : lengths[static_cast<size_t>(b)]; };
-  const int64_t hbytes = int_type_bytes(p.h.storage);
+  const RecurrentProduct rh(p, f, batch);
+  const bool first_reversed = starts_reversed(p);
   auto* h = static_cast<char*>(q_h);
   auto* y = static_cast<char*>(q_y);
   for (int64_t i = 0; i < steps; ++i) {
-    const MatrixView hv{p.h.storage, q_h, batch, H, H};
-    // R's panels in alternating order (gemm/driver.h): each step starts on those the last
-    // one read last.
-    const bool reverse_panels = (i & 1) != 0;
-    if (f.acc64_h) gemm_detail::accumulate(rhp, hv, acc64.data(), ldc, reverse_panels);
-    else gemm_detail::accumulate(rhp, hv, acc32.data(), ldc, reverse_panels);
-    for (int64_t b = 0; b < batch; ++b) {
-      const int64_t len = length(b);
-      if (i >= len) continue;  // padding: not computed, output untouched
-      const int64_t t = reverse ? len - 1 - i : i;
-      const int16_t* wx_row = wx.data() + (t * batch + b) * 3 * hp;
-      char* y_row = y + (t * batch + b) * H * hbytes;
-      if (f.acc64_h) k.step_s64(state, acc64.data() + b * ldc, wx_row, h + b * H * hbytes, y_row);
-      else k.step_s32(state, acc32.data() + b * ldc, wx_row, h + b * H * hbytes, y_row);
-    }
-    // Commit the new states only after the whole batch read the old ones (Rh used them).
-    for (int64_t b = 0; b < batch; ++b) {
-      const int64_t len = length(b);
-      if (i >= len) continue;
-      const int64_t t = reverse ? len - 1 - i : i;
-      std::memcpy(h + b * H * hbytes, y + (t * batch + b) * H * hbytes, static_cast<size_t>(H * hbytes));
-    }
+    // R's panels in alternating order: each step starts on those the last one read last.
+    rh.run(q_h, first_reversed != ((i & 1) != 0));
+    update_batch(k, state, rh, wx, i, steps, lengths, reverse, h, y);
   }
+  if (steps > 0) remember_order(p, first_reversed != (((steps - 1) & 1) != 0));
 }
 
 void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f, const void* q_x, int64_t steps,
@@ -161,6 +221,20 @@ void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f
   auto& wx = cpu::thread_address(wx_of_thread);
   const CellPlan* cells[] = {&p};
   WxRows* out[] = {&wx};
+  if (steps == 1 && starts_reversed(p)) {
+    // One step (a streamed frame) after one that read W then R first to last: R's product
+    // first and then W's, both last to first, so that each starts on what the last call
+    // read last. Where W and R outgrow L2 (W + R are 6 MiB at H = 1024, 1.5 MiB at
+    // H = 512 against 1 MiB of L2 on a Zen 4 or 5 core), what L2 still holds is read from
+    // there instead of L3. The next call reads W then R first to last again.
+    const void* state = p.prepared.get(k, p, f);
+    const RecurrentProduct rh(p, f, batch);
+    rh.run(q_h, true);
+    project_inputs(k, cells, 1, p.w, q_x, batch, out, true);
+    update_batch(k, state, rh, wx, 0, 1, lengths, reverse, static_cast<char*>(q_h), static_cast<char*>(q_y));
+    remember_order(p, true);
+    return;
+  }
   project_inputs(k, cells, 1, p.w, q_x, steps * batch, out);
   run_recurrence(k, p, f, wx, steps, batch, lengths, reverse, q_h, q_y);
 }

@@ -156,11 +156,14 @@ using WxRows = cpu::AlignedVector<int16_t>;
 
 // Wx of `cells` cells that share the input q_x [rows, C]: one product with w, whose rows are
 // the cells' W stacked ([cells * 3H, C]), then each cell's requantization of its slice.
+// reverse_panels: W's panels last to first (gemm/driver.h).
 void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int count, const PackedB& w,
-                    const void* q_x, int64_t rows, WxRows* const* out);
+                    const void* q_x, int64_t rows, WxRows* const* out, bool reverse_panels = false);
 
 // The time loop of one cell from its precomputed Wx (project_inputs); run_cell's contract
-// otherwise.
+// otherwise. Its recurrent products alternate R's panel order from step to step, and from
+// call to call on one thread (the first step of a call in the order opposite to the last
+// product of the call before).
 void run_recurrence(const GruLaneKernels& k, const CellPlan& plan, const FastPlan& fast, const WxRows& wx, int64_t steps,
                     int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
 
