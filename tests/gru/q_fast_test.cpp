@@ -238,6 +238,54 @@ TEST(FastLoop, LeftShiftRatiosEqualReference) {
   }
 }
 
+// The fast loop computes Wx a block of steps at a time (about one GEMM chunk of rows) and
+// then runs those steps; the reverse direction without lengths takes the blocks from the
+// end. A forward sees it only through a cell whose directions share no input product, so
+// the loop is called here directly: both directions, with and without lengths, batches
+// whose blocks are 1 to 6 steps, against the reference loop on the same integers.
+TEST(FastLoop, BlocksOfStepsInBothDirectionsEqualReference) {
+  for (int bits : {8, 16}) {
+    const Case c{"blocks", 13, 24, 1, false, bits, ScaleKind::PowerOfTwo, CalibMethod::MinMax};
+    const GruModel m = gru_test::torch_init_model(c.C, c.H, 1, false, 9);
+    const QuantizedGru q = quantize(m, c, 12, 4);
+    const GruCellConstants k = q.cell_constants(0);
+    const gru_detail::CellPlan p =
+        gru_detail::build_plan(q.params().cells[0], q.params().config, c.C, c.H, k.q_w, k.q_r, k.q_bx, k.q_br);
+    ASSERT_NE(p.fast, nullptr);
+    const int xb = int_type_bytes(p.x.storage), hb = int_type_bytes(p.h.storage);
+    const int64_t T = 23;
+    for (int64_t B : {16, 40, 100}) {
+      std::mt19937 rng(static_cast<uint32_t>(B + bits));
+      // Raw integers across each storage type's whole range: the loop takes any.
+      auto bytes = [&](int64_t n) {
+        std::vector<char> v(static_cast<size_t>(n));
+        for (char& e : v) e = static_cast<char>(rng());
+        return v;
+      };
+      const std::vector<char> q_x = bytes(T * B * c.C * xb), h0 = bytes(B * c.H * hb);
+      std::vector<int64_t> ragged;
+      for (int64_t b = 0; b < B; ++b) ragged.push_back(b == 0 ? T : (b * 7) % (T + 1));
+      for (bool reverse : {false, true})
+        for (const std::vector<int64_t>& lengths : {std::vector<int64_t>{}, ragged}) {
+          std::vector<char> h_ref = h0, y_ref(static_cast<size_t>(T * B * c.H * hb), 0);
+          gru_detail::run_cell_reference(p, q_x.data(), T, B, lengths, reverse, h_ref.data(), y_ref.data());
+          for (const test::KernelPath& path : test::fast_paths()) {
+            test::PathScope scope(path);
+            const gru_detail::GruLaneKernels* lanes = gru_detail::active_lane_kernels();
+            ASSERT_NE(lanes, nullptr) << path.name();
+            std::vector<char> h = h0, y(y_ref.size(), 0);
+            gru_detail::run_cell_fast(*lanes, p, *p.fast, q_x.data(), T, B, lengths, reverse, h.data(), y.data());
+            const std::string what = "int" + std::to_string(bits) + " B=" + std::to_string(B) +
+                                     (reverse ? " reverse" : " forward") + (lengths.empty() ? "" : " lengths") + " " +
+                                     path.name();
+            EXPECT_EQ(y, y_ref) << what;
+            EXPECT_EQ(h, h_ref) << what;
+          }
+        }
+    }
+  }
+}
+
 // Streaming steps take the fast loop one frame at a time and must agree with it too.
 TEST(FastLoop, StreamEqualsReference) {
   const Case c{"s", 8, 17, 2, false, 8, ScaleKind::Multiplier, CalibMethod::MinMax};

@@ -103,9 +103,10 @@ struct RecurrentProduct {
 
 // Step i of the time loop after its recurrent product: every running item's unit update,
 // then the new states committed (only after the whole batch read the old ones: Rh used
-// them).
-void update_batch(const GruLaneKernels& k, const void* state, const RecurrentProduct& rh, const WxRows& wx, int64_t i,
-                  int64_t steps, const std::vector<int64_t>& lengths, bool reverse, char* h, char* y) {
+// them). Item b's Wx at time t is row (t - t_lo) * batch + b of wx.
+void update_batch(const GruLaneKernels& k, const void* state, const RecurrentProduct& rh, const int16_t* wx,
+                  int64_t t_lo, int64_t i, int64_t steps, const std::vector<int64_t>& lengths, bool reverse, char* h,
+                  char* y) {
   const CellPlan& p = rh.p;
   const int64_t H = p.hidden_size, hp = rh.f.hp, batch = rh.batch;
   const int64_t hbytes = int_type_bytes(p.h.storage);
@@ -114,7 +115,7 @@ void update_batch(const GruLaneKernels& k, const void* state, const RecurrentPro
     const int64_t len = length(b);
     if (i >= len) continue;  // padding: not computed, output untouched
     const int64_t t = reverse ? len - 1 - i : i;
-    const int16_t* wx_row = wx.data() + (t * batch + b) * 3 * hp;
+    const int16_t* wx_row = wx + ((t - t_lo) * batch + b) * 3 * hp;
     char* y_row = y + (t * batch + b) * H * hbytes;
     if (rh.f.acc64_h) k.step_s64(state, rh.acc64 + b * rh.ldc, wx_row, h + b * H * hbytes, y_row);
     else k.step_s32(state, rh.acc32 + b * rh.ldc, wx_row, h + b * H * hbytes, y_row);
@@ -124,6 +125,18 @@ void update_batch(const GruLaneKernels& k, const void* state, const RecurrentPro
     if (i >= len) continue;
     const int64_t t = reverse ? len - 1 - i : i;
     std::memcpy(h + b * H * hbytes, y + (t * batch + b) * H * hbytes, static_cast<size_t>(H * hbytes));
+  }
+}
+
+// Steps [i0, i1) of the time loop (run_recurrence's contract), Wx as update_batch reads it.
+// Step i's recurrent product reads R's panels last to first where first_reversed differs
+// from i's parity: the order alternates from step to step.
+void run_steps(const GruLaneKernels& k, const void* state, const RecurrentProduct& rh, const int16_t* wx, int64_t t_lo,
+               int64_t i0, int64_t i1, int64_t steps, const std::vector<int64_t>& lengths, bool reverse, void* q_h,
+               void* q_y, bool first_reversed) {
+  for (int64_t i = i0; i < i1; ++i) {
+    rh.run(q_h, first_reversed != ((i & 1) != 0));
+    update_batch(k, state, rh, wx, t_lo, i, steps, lengths, reverse, static_cast<char*>(q_h), static_cast<char*>(q_y));
   }
 }
 
@@ -205,13 +218,7 @@ void run_recurrence(const GruLaneKernels& k, const CellPlan& p, const FastPlan& 
   const void* state = p.prepared.get(k, p, f);
   const RecurrentProduct rh(p, f, batch);
   const bool first_reversed = starts_reversed(p);
-  auto* h = static_cast<char*>(q_h);
-  auto* y = static_cast<char*>(q_y);
-  for (int64_t i = 0; i < steps; ++i) {
-    // R's panels in alternating order: each step starts on those the last one read last.
-    rh.run(q_h, first_reversed != ((i & 1) != 0));
-    update_batch(k, state, rh, wx, i, steps, lengths, reverse, h, y);
-  }
+  run_steps(k, state, rh, wx.data(), 0, 0, steps, steps, lengths, reverse, q_h, q_y, first_reversed);
   if (steps > 0) remember_order(p, first_reversed != (((steps - 1) & 1) != 0));
 }
 
@@ -221,22 +228,38 @@ void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f
   auto& wx = cpu::thread_address(wx_of_thread);
   const CellPlan* cells[] = {&p};
   WxRows* out[] = {&wx};
-  if (steps == 1 && starts_reversed(p)) {
+  const void* state = p.prepared.get(k, p, f);
+  const RecurrentProduct rh(p, f, batch);
+  const bool first_reversed = starts_reversed(p);
+  if (steps == 1 && first_reversed) {
     // One step (a streamed frame) after one that read W then R first to last: R's product
     // first and then W's, both last to first, so that each starts on what the last call
     // read last. Where W and R outgrow L2 (W + R are 6 MiB at H = 1024, 1.5 MiB at
     // H = 512 against 1 MiB of L2 on a Zen 4 or 5 core), what L2 still holds is read from
     // there instead of L3. The next call reads W then R first to last again.
-    const void* state = p.prepared.get(k, p, f);
-    const RecurrentProduct rh(p, f, batch);
     rh.run(q_h, true);
     project_inputs(k, cells, 1, p.w, q_x, batch, out, true);
-    update_batch(k, state, rh, wx, 0, 1, lengths, reverse, static_cast<char*>(q_h), static_cast<char*>(q_y));
+    update_batch(k, state, rh, wx.data(), 0, 0, 1, lengths, reverse, static_cast<char*>(q_h), static_cast<char*>(q_y));
     remember_order(p, true);
     return;
   }
-  project_inputs(k, cells, 1, p.w, q_x, steps * batch, out);
-  run_recurrence(k, p, f, wx, steps, batch, lengths, reverse, q_h, q_y);
+  // Wx of a block of steps, then those steps: the block's Wx rows are read back from L2
+  // rather than from a whole sequence's (2.4 MiB at H = 256, batch 16, T = 100) written
+  // out to L3 and read back. A block is about one GEMM chunk of rows (project_inputs).
+  // The reverse direction of items of their own lengths reads a different time per item at
+  // each step, so its Wx is computed whole first.
+  const int64_t C = p.input_size, xbytes = int_type_bytes(p.x.storage);
+  const int64_t ldc_x = 3 * p.hidden_size + kLanePadding;
+  const int64_t block = reverse && !lengths.empty()
+                            ? steps
+                            : std::max<int64_t>(1, chunk_rows(ldc_x, f.acc64_x ? 8 : 4) / std::max<int64_t>(batch, 1));
+  for (int64_t s0 = 0; s0 < steps; s0 += block) {
+    const int64_t s1 = std::min(steps, s0 + block);
+    const int64_t t_lo = reverse ? steps - s1 : s0;  // the block's times are [t_lo, t_lo + s1 - s0)
+    project_inputs(k, cells, 1, p.w, static_cast<const char*>(q_x) + t_lo * batch * C * xbytes, (s1 - s0) * batch, out);
+    run_steps(k, state, rh, wx.data(), t_lo, s0, s1, steps, lengths, reverse, q_h, q_y, first_reversed);
+  }
+  if (steps > 0) remember_order(p, first_reversed != (((steps - 1) & 1) != 0));
 }
 
 }  // namespace fixq::gru_detail
