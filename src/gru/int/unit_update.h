@@ -42,8 +42,17 @@ struct UnitInputs {
   typename D::V wx_z, wx_r, wx_g, rh_z, rh_r, rh_g, h;
 };
 
+// The update in two parts, for domains that run the first part of many units before the
+// second (the vector lanes: the tanh table's lookups then wait on no other unit's):
+//   unit_gates:  z and the candidate's pre-activation g_pre,
+//   unit_finish: g = tanh(g_pre) and h'.
 template <class D>
-FIXQ_HOST_DEVICE typename D::V unit_update(D& d, const UnitInputs<D>& in) {
+struct UnitGates {
+  typename D::V z, g_pre;
+};
+
+template <class D>
+FIXQ_HOST_DEVICE UnitGates<D> unit_gates(D& d, const UnitInputs<D>& in) {
   using O = Operand;
   using S = UnitScale;
   // z = sigmoid(Wx_z + Rh_z + b_z), r likewise.
@@ -64,13 +73,26 @@ FIXQ_HOST_DEVICE typename D::V unit_update(D& d, const UnitInputs<D>& in) {
   const auto g_pre = d.sat(O::GPre, d.add(d.add(d.scale(S::WxToG, d.less_zp(O::Wx, in.wx_g)),
                                                 d.scale(S::RrhToG, d.less_zp(O::RRh, rrh))),
                                           d.bias(UnitBias::G)));
-  const auto g = d.lut(UnitLut::TanhG, g_pre);
+  return {z, g_pre};
+}
+
+template <class D>
+FIXQ_HOST_DEVICE typename D::V unit_finish(D& d, const UnitGates<D>& gates, typename D::V h) {
+  using O = Operand;
+  using S = UnitScale;
+  const auto z = gates.z;
+  const auto g = d.lut(UnitLut::TanhG, gates.g_pre);
   // h' = z * h + (1 - z) * g, each product in its own operator.
-  const auto old_c = d.sat(O::OldC, d.plus_zp(O::OldC, d.product(S::OldMul, d.less_zp(O::ZOut, z), d.less_zp(O::H, in.h))));
+  const auto old_c = d.sat(O::OldC, d.plus_zp(O::OldC, d.product(S::OldMul, d.less_zp(O::ZOut, z), d.less_zp(O::H, h))));
   const auto new_c =
       d.sat(O::NewC, d.plus_zp(O::NewC, d.product(S::NewMul, d.sub(d.one_in_z_out(), z), d.less_zp(O::GOut, g))));
   return d.sat(O::H, d.plus_zp(O::H, d.add(d.scale(S::OldToH, d.less_zp(O::OldC, old_c)),
                                            d.scale(S::NewToH, d.less_zp(O::NewC, new_c)))));
+}
+
+template <class D>
+FIXQ_HOST_DEVICE typename D::V unit_update(D& d, const UnitInputs<D>& in) {
+  return unit_finish(d, unit_gates(d, in), in.h);
 }
 
 }  // namespace fixq::gru_detail
