@@ -8,8 +8,7 @@
 #include <thread>
 #include <type_traits>
 
-#include <unistd.h>
-
+#include "cpu/cache.h"
 #include "cpu/thread_address.h"
 #include "cpu/thread_pool.h"
 #include "fixq/error.h"
@@ -47,15 +46,6 @@ constexpr int64_t kThreadingThreshold = int64_t{1} << 25;
 constexpr int64_t kAwakeThreadingThreshold = int64_t{3} << 20;
 
 std::atomic<int> g_threads{0};
-
-// This core's L2 in bytes (the C library's figure; 1 MiB, Zen 4/5's, where it has none).
-int64_t l2_bytes() {
-  static const int64_t bytes = [] {
-    const long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return v > 0 ? int64_t{v} : int64_t{1} << 20;
-  }();
-  return bytes;
-}
 
 // Every k-block, row block and row group for B panels [p0, p1): the unit of work of one
 // thread. Every output element is produced by exactly one thread, in the same order of
@@ -179,7 +169,7 @@ void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc
   // forward at H = 512, batch 1 (1 x 1536 x 512 per step) took 9.4-10.4 us per step with two
   // GEMM threads against 7.4 with one. Larger weights come from L3, where two cores' bandwidth
   // pays (H = 1024: 31 against 85 us).
-  const bool b_in_l2 = pr.n * pr.k * int_type_bytes(pr.b_type) <= l2_bytes() / 2;
+  const bool b_in_l2 = cpu::stays_in_l2(pr.n * pr.k * int_type_bytes(pr.b_type));
   const bool l2_resident = a.rows < 4 && b_in_l2;
   int64_t threads = cost < awake || l2_resident ? 1 : std::min<int64_t>(gemm_threads(), n_panels);
   if (threads > 1 && work < kThreadingThreshold && !cpu_detail::workers_watching(static_cast<int>(threads) - 1)) {

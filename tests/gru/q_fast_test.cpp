@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/cache.h"
 #include "fixq/cpu.h"
 #include "fixq/gemm.h"
 #include "fixq/qgru.h"
@@ -283,6 +284,39 @@ TEST(FastLoop, BlocksOfStepsInBothDirectionsEqualReference) {
           }
         }
     }
+  }
+}
+
+// Weights beyond L2 (cpu/cache.h): the recurrent product alternates R's panel order from
+// step to step, and a call of one step after one that ended first to last runs R's product
+// and then W's, both last to first (gru/int/fast/loop.cpp). Whole sequences and streamed
+// frames against the reference.
+TEST(FastLoop, WeightsBeyondL2AlternateTheirOrder) {
+  const Case c{"big", 512, 1024, 1, false, 8, ScaleKind::PowerOfTwo, CalibMethod::MinMax};
+  const GruModel m = gru_test::torch_init_model(c.C, c.H, 1, false, 21);
+  const QuantizedGru q = quantize(m, c, 6, 2);
+  const GruCellConstants k = q.cell_constants(0);
+  ASSERT_FALSE(cpu::stays_in_l2(static_cast<int64_t>(k.q_r.size()))) << "R must outgrow L2 for this test";
+  ASSERT_FALSE(cpu::stays_in_l2(static_cast<int64_t>(k.q_w.size()))) << "W must outgrow L2 for this test";
+  const int64_t T = 7, B = 2;
+  const std::vector<float> x = random_input(T * B * c.C, 22, 1.0f);
+  const GruOutput ref = run(q, test::scalar_path(), x, Shape{T, B, c.C}, {});
+  auto frames = [&](const test::KernelPath& path) {
+    test::PathScope scope(path);
+    std::vector<float> all;
+    QuantizedGruStream s(q, B);
+    for (int64_t t = 0; t < T; ++t) {
+      const std::vector<float> h = s.step(x.data() + t * B * c.C);
+      all.insert(all.end(), h.begin(), h.end());
+    }
+    return all;
+  };
+  expect_same_bits(ref.y, frames(test::scalar_path()), "reference frames");
+  for (const test::KernelPath& path : test::fast_paths()) {
+    const GruOutput fast = run(q, path, x, Shape{T, B, c.C}, {});
+    expect_same_bits(ref.y, fast.y, path.name() + " y");
+    expect_same_bits(ref.h_n, fast.h_n, path.name() + " h_n");
+    expect_same_bits(ref.y, frames(path), path.name() + " frames");
   }
 }
 

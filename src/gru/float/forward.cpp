@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/cache.h"
 #include "fixq/error.h"
 #include "fixq/gru.h"
 #include "gru/batch_split.h"
@@ -40,6 +41,9 @@ void run_direction(const GruCell& cell, const gru_float::PackedCell& packed, con
                    bool reverse, float* h, gru_float::TapSite site) {
   const int64_t C = cell.input_size, H = cell.hidden_size, H3 = 3 * H;
   const int64_t block_steps = std::clamp<int64_t>(kProjectionRows / B, 1, std::max<int64_t>(T, 1));
+  // R's panels in alternating order from step to step where R outgrows L2 (MatmulFn): each
+  // step then starts on what the last one read last. Within L2 the order stays.
+  const bool alternate = !cpu::stays_in_l2(gru_float::packed_size(H3, H) * static_cast<int64_t>(sizeof(float)));
   std::vector<float> wx(static_cast<std::size_t>(std::min(block_steps, T) * B * H3));
   std::vector<int64_t> running;
   std::vector<float> xs, wxs, hs;
@@ -61,7 +65,7 @@ void run_direction(const GruCell& cell, const gru_float::PackedCell& packed, con
       site.t = t;
       const auto rows = static_cast<int64_t>(running.size());
       if (rows == B) {
-        gru_float::recurrent_step(cell, packed.r, k, B, x_t, wx_t, h, scratch, site, (s & 1) != 0);
+        gru_float::recurrent_step(cell, packed.r, k, B, x_t, wx_t, h, scratch, site, alternate && (s & 1) != 0);
         for (int64_t b = 0; b < B; ++b) std::copy_n(h + b * H, H, out + out_layout.offset(t, b) + out_col);
         continue;
       }
@@ -75,7 +79,8 @@ void run_direction(const GruCell& cell, const gru_float::PackedCell& packed, con
         std::copy_n(wx_t + b * H3, H3, wxs.data() + i * H3);
         std::copy_n(h + b * H, H, hs.data() + i * H);
       }
-      gru_float::recurrent_step(cell, packed.r, k, rows, xs.data(), wxs.data(), hs.data(), scratch, site, (s & 1) != 0);
+      gru_float::recurrent_step(cell, packed.r, k, rows, xs.data(), wxs.data(), hs.data(), scratch, site,
+                                alternate && (s & 1) != 0);
       for (int64_t i = 0; i < rows; ++i) {
         const int64_t b = running[static_cast<std::size_t>(i)];
         std::copy_n(hs.data() + i * H, H, h + b * H);
