@@ -70,7 +70,8 @@ void each_gate_intermediate(const U& u, F f) {
 // packed layout (packed_size(n, k) floats). With reverse_columns the kernel reads the
 // weights' panels last to first: the same results (each output is its own dot product), and
 // a caller multiplying by the same weights step after step alternates it, so that each step
-// starts on the weights the last one read last, still in L1 or L2.
+// starts on the weights the last one read last, still in L2 (gru_forward alternates where R
+// outgrows half of it).
 using MatmulFn = void (*)(const float* a, int64_t lda, int64_t m, const float* packed, int64_t n, int64_t k,
                           float* out, int64_t ldo, bool reverse_columns);
 // packed (packed_size(n, k) floats) = w [n, k] row-major in the packed layout.

@@ -1,9 +1,10 @@
 // The time loop of the fast path: the same order of work as run_cell_reference
-// (gru/int/step_intonly.cpp): Wx for every step in one GEMM (project_inputs; both directions of
-// a bidirectional layer in one product that reads x once), then per step the recurrent
-// GEMM of the whole batch and, per batch item, the family's step kernel (requantization of
-// Rh and the vectorised unit update). Everything that does not change from step to step
-// (the GEMMs' kernels and panels, the lane constants) is looked up or prepared once.
+// (gru/int/step_intonly.cpp) for each step: Wx (project_inputs, one GEMM for a block of
+// steps; both directions of a bidirectional layer in one product that reads x once), then
+// the recurrent GEMM of the whole batch and, per batch item, the family's step kernel
+// (requantization of Rh and the vectorised unit update). Everything that does not change from
+// step to step (the GEMMs' kernels and panels, the lane constants) is looked up or prepared
+// once. Where the weights outgrow L2, their panel order alternates from product to product.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -51,7 +52,7 @@ thread_local cpu::AlignedVector<int64_t> rh64_of_thread;
 
 // The panel order (gemm/driver.h) of the last weight product this thread ran for a cell:
 // each call starts in the other order, so that it first reads what the last one read last,
-// still in L1 or L2 (a call of one step, a streamed frame, as much as the steps of one
+// still in L2 (a call of one step, a streamed frame, as much as the steps of one
 // call). Only the speed depends on it. A few cells per thread, by a hash of their address:
 // a cell that loses its slot starts first to last.
 struct LastOrder {
@@ -87,7 +88,7 @@ struct RecurrentProduct {
   int64_t* acc64 = nullptr;
 
   // Whether run() may read R last to first: where the weights a call streams outgrow L2
-  // (bytes_beyond_l2). Within L2 the order only moves what L1 keeps: on the Intel Xeon of
+  // (beyond_l2). Within L2 the order only moves what L1 keeps: on the Intel Xeon of
   // docs/performance.md the AVX-512 GEMV gained 2% from it and the AVX2 one lost 2-3%
   // (int8, H = 256, batch 1), so there the order stays first to last.
   bool alternate = false;
