@@ -170,6 +170,7 @@ void accumulate(const BoundProduct& pr, const MatrixView& a, Acc* c, int64_t ldc
   // GEMM threads against 7.4 with one. Larger weights come from L3, where two cores' bandwidth
   // pays (H = 1024: 31 against 85 us).
   const bool b_in_l2 = cpu::stays_in_l2(pr.n * pr.k * int_type_bytes(pr.b_type));
+  reverse_panels = reverse_panels && (!b_in_l2 || pr.kern->reverse_within_l2);
   const bool l2_resident = a.rows < 4 && b_in_l2;
   int64_t threads = cost < awake || l2_resident ? 1 : std::min<int64_t>(gemm_threads(), n_panels);
   if (threads > 1 && work < kThreadingThreshold && !cpu_detail::workers_watching(static_cast<int>(threads) - 1)) {

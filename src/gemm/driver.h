@@ -34,9 +34,10 @@ BoundProduct bind(IntType a, const PackedB& b, int64_t rows = 0);
 // For int32_t the caller has checked fits_int32. A's type and K must be the bound ones.
 // The weights' column panels run last to first where `reverse_panels` says so: a caller
 // that multiplies by the same weights again and again (a GRU's recurrent product, step after
-// step) alternates the order where they outgrow L2 (cpu/cache.h), so that each call starts
-// on the panels the last one read last, still in L2 (the same integers: every panel's
-// columns are computed alone).
+// step) alternates the order, so that each call starts on the panels the last one read last,
+// still in L2 or L1 (the same integers: every panel's columns are computed alone). Where B
+// stays in L2 (cpu/cache.h), only kernels that gain from it honour it
+// (MicroKernel::reverse_within_l2).
 template <class Acc>
 void accumulate(const BoundProduct& p, const MatrixView& a, Acc* c, int64_t ldc, bool reverse_panels = false);
 template <class Acc>

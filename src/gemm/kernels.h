@@ -122,6 +122,14 @@ struct MicroKernel {
   // AMX Xeon of docs/performance.md an int8 forward at H = 256, batch 16 took 35 us per step
   // with two GEMM threads against 15 with one, at H = 512 61-66 against 40-41.
   int64_t awake_sharing_work = 0;
+  // Whether the alternating panel order of a product repeated with the same weights
+  // (accumulate's reverse_panels) is used while they stay in L2, where it only changes what
+  // L1 keeps from one call to the next (beyond L2 every kernel follows it). On the Intel Xeon
+  // of docs/performance.md, an int8 GRU at batch 1: the AVX-512 kernels 8-15% faster at
+  // H = 128 (R, 48 KiB, then stays in L1) and ~2% at H = 256. The AVX2 kernels showed no
+  // gain: their builds differed by 2-5% either way, and a build that never reversed ran as
+  // slow as one that did, so those differences followed code layout, not the order.
+  bool reverse_within_l2 = false;
 };
 
 // The kernels of one family, one per operand pair (A type x B type). S16 x S16 is not

@@ -240,12 +240,13 @@ void run_split(const TileArgs& t) {
   }
 }
 
+// The last fields: no begin(), the driver's sharing threshold, reverse_within_l2 (kernels.h).
 constexpr MicroKernel kDot8{"avx512 vpdpbusd u8 x s8, 6 x 64", kMr, APacking::Quads8, {4, 1, kNr, false},
-                            run<true, false>, kKcBytes};
+                            run<true, false>, kKcBytes, nullptr, 0, true};
 constexpr MicroKernel kSplit16{"avx512 vpdpbusd s16 as two byte planes x s8, 3 x 64", kMr, APacking::Split16,
-                               {4, 1, kNr, false}, run_split, kKcBytes};
+                               {4, 1, kNr, false}, run_split, kKcBytes, nullptr, 0, true};
 constexpr MicroKernel kPairsB16{"avx512 vpdpwssd int16 pairs x s16, 6 x 64", kMr, APacking::Pairs16,
-                                {2, 2, kNr, false}, run<false, true>, kKcBytes};
+                                {2, 2, kNr, false}, run<false, true>, kKcBytes, nullptr, 0, true};
 
 }  // namespace
 

@@ -4,14 +4,13 @@
 // the recurrent GEMM of the whole batch and, per batch item, the family's step kernel
 // (requantization of Rh and the vectorised unit update). Everything that does not change from
 // step to step (the GEMMs' kernels and panels, the lane constants) is looked up or prepared
-// once. Where the weights outgrow L2, their panel order alternates from product to product.
+// once. The weights' panel order alternates from product to product (gemm/driver.h).
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <new>
 
-#include "cpu/cache.h"
 #include "cpu/thread_address.h"
 #include "fixq/error.h"
 #include "gemm/driver.h"
@@ -74,10 +73,6 @@ bool starts_reversed(const CellPlan& p) {
 
 void remember_order(const CellPlan& p, bool reversed) { last_order(p) = {&p, reversed}; }
 
-// Whether weights of these bytes, read again on every call, outgrow L2 (cpu/cache.h).
-int64_t weight_bytes(const PackedB& w) { return w.n() * w.k() * int_type_bytes(w.type()); }
-bool beyond_l2(int64_t bytes) { return !cpu::stays_in_l2(bytes); }
-
 // The recurrent accumulators of the whole batch, Rh = h R^T, rows of ldc.
 struct RecurrentProduct {
   const CellPlan& p;
@@ -87,15 +82,8 @@ struct RecurrentProduct {
   int32_t* acc32 = nullptr;
   int64_t* acc64 = nullptr;
 
-  // Whether run() may read R last to first: where the weights a call streams outgrow L2
-  // (beyond_l2). Within L2 the order only moves what L1 keeps: on the Intel Xeon of
-  // docs/performance.md the AVX-512 GEMV gained 2% from it and the AVX2 one lost 2-3%
-  // (int8, H = 256, batch 1), so there the order stays first to last.
-  bool alternate = false;
-
-  RecurrentProduct(const CellPlan& plan, const FastPlan& fast, int64_t b, bool may_alternate)
-      : p(plan), f(fast), batch(b), ldc(3 * plan.hidden_size + kLanePadding), rhp(gemm_detail::bind(plan.h.storage, plan.r, b)),
-        alternate(may_alternate) {
+  RecurrentProduct(const CellPlan& plan, const FastPlan& fast, int64_t b)
+      : p(plan), f(fast), batch(b), ldc(3 * plan.hidden_size + kLanePadding), rhp(gemm_detail::bind(plan.h.storage, plan.r, b)) {
     const auto n = static_cast<size_t>(batch * ldc);
     if (f.acc64_h) {
       auto& v = cpu::thread_address(rh64_of_thread);
@@ -109,7 +97,6 @@ struct RecurrentProduct {
   }
   void run(const void* q_h, bool reverse_panels) const {
     const MatrixView hv{p.h.storage, q_h, batch, p.hidden_size, p.hidden_size};
-    reverse_panels = reverse_panels && alternate;
     if (f.acc64_h) gemm_detail::accumulate(rhp, hv, acc64, ldc, reverse_panels);
     else gemm_detail::accumulate(rhp, hv, acc32, ldc, reverse_panels);
   }
@@ -230,7 +217,7 @@ void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int c
 void run_recurrence(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f, const WxRows& wx, int64_t steps,
                     int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
   const void* state = p.prepared.get(k, p, f);
-  const RecurrentProduct rh(p, f, batch, beyond_l2(weight_bytes(p.r)));
+  const RecurrentProduct rh(p, f, batch);
   const bool first_reversed = starts_reversed(p);
   run_steps(k, state, rh, wx.data(), 0, 0, steps, steps, lengths, reverse, q_h, q_y, first_reversed);
   if (steps > 0) remember_order(p, first_reversed != (((steps - 1) & 1) != 0));
@@ -250,10 +237,9 @@ void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f
     // read last. Where W and R outgrow L2 (W + R are 6 MiB at H = 1024, 1.5 MiB at
     // H = 512 against 1 MiB of L2 on a Zen 4 or 5 core), what L2 still holds is read from
     // there instead of L3. The next call reads W then R first to last again.
-    const bool beyond = beyond_l2(weight_bytes(p.w) + weight_bytes(p.r));  // a frame reads both
-    const RecurrentProduct rh(p, f, batch, beyond);
+    const RecurrentProduct rh(p, f, batch);
     rh.run(q_h, true);
-    project_inputs(k, cells, 1, p.w, q_x, batch, out, beyond);
+    project_inputs(k, cells, 1, p.w, q_x, batch, out, true);
     update_batch(k, state, rh, wx.data(), 0, 0, 1, lengths, reverse, static_cast<char*>(q_h), static_cast<char*>(q_y));
     remember_order(p, true);
     return;
@@ -263,7 +249,7 @@ void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f
   // out to L3 and read back. A block is about one GEMM chunk of rows (project_inputs).
   // The reverse direction of items of their own lengths reads a different time per item at
   // each step, so its Wx is computed whole first.
-  const RecurrentProduct rh(p, f, batch, beyond_l2(weight_bytes(p.r)));
+  const RecurrentProduct rh(p, f, batch);
   const int64_t C = p.input_size, xbytes = int_type_bytes(p.x.storage);
   const int64_t ldc_x = 3 * p.hidden_size + kLanePadding;
   const int64_t block = reverse && !lengths.empty()

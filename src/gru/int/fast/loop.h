@@ -161,9 +161,9 @@ void project_inputs(const GruLaneKernels& k, const CellPlan* const* cells, int c
                     const void* q_x, int64_t rows, WxRows* const* out, bool reverse_panels = false);
 
 // The time loop of one cell from its precomputed Wx (project_inputs); run_cell's contract
-// otherwise. Where R outgrows L2 its recurrent products alternate R's panel order from
-// step to step, and from call to call on one thread (the first step of a call in the order
-// opposite to the last product of the call before).
+// otherwise. Its recurrent products alternate R's panel order (gemm/driver.h) from step to
+// step, and from call to call on one thread (the first step of a call in the order opposite
+// to the last product of the call before).
 void run_recurrence(const GruLaneKernels& k, const CellPlan& plan, const FastPlan& fast, const WxRows& wx, int64_t steps,
                     int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
 
