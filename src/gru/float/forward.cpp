@@ -181,10 +181,17 @@ GruOutput gru_forward(const GruModel& model, const float* x, const Shape& x_shap
   return out;
 }
 
+namespace {
+GruModel validated(GruModel m) {
+  m.validate();
+  return m;
+}
+}  // namespace
+
 struct FloatGru::Impl {
   GruModel model;
-  gru_float::PackedModel packed;
-  explicit Impl(GruModel m) : model(std::move(m)), packed((model.validate(), model), gru_float::active_kernels()) {}
+  gru_float::PackedModel packed;  // of the model validated before
+  explicit Impl(GruModel m) : model(validated(std::move(m))), packed(model, gru_float::active_kernels()) {}
 };
 
 FloatGru::FloatGru(GruModel model) : impl_(std::make_shared<const Impl>(std::move(model))) {}

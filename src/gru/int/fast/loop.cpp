@@ -73,6 +73,12 @@ bool starts_reversed(const CellPlan& p) {
 
 void remember_order(const CellPlan& p, bool reversed) { last_order(p) = {&p, reversed}; }
 
+// After steps [0, steps) that began in order first_reversed and alternated (run_steps): the
+// order of the last one.
+void remember_last_step(const CellPlan& p, bool first_reversed, int64_t steps) {
+  if (steps > 0) remember_order(p, first_reversed != (((steps - 1) & 1) != 0));
+}
+
 // The recurrent accumulators of the whole batch, Rh = h R^T, rows of ldc.
 struct RecurrentProduct {
   const CellPlan& p;
@@ -220,7 +226,7 @@ void run_recurrence(const GruLaneKernels& k, const CellPlan& p, const FastPlan& 
   const RecurrentProduct rh(p, f, batch);
   const bool first_reversed = starts_reversed(p);
   run_steps(k, state, rh, wx.data(), 0, 0, steps, steps, lengths, reverse, q_h, q_y, first_reversed);
-  if (steps > 0) remember_order(p, first_reversed != (((steps - 1) & 1) != 0));
+  remember_last_step(p, first_reversed, steps);
 }
 
 void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f, const void* q_x, int64_t steps,
@@ -261,7 +267,7 @@ void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f
     project_inputs(k, cells, 1, p.w, static_cast<const char*>(q_x) + t_lo * batch * C * xbytes, (s1 - s0) * batch, out);
     run_steps(k, state, rh, wx.data(), t_lo, s0, s1, steps, lengths, reverse, q_h, q_y, first_reversed);
   }
-  if (steps > 0) remember_order(p, first_reversed != (((steps - 1) & 1) != 0));
+  remember_last_step(p, first_reversed, steps);
 }
 
 }  // namespace fixq::gru_detail
