@@ -25,11 +25,7 @@ namespace {
 constexpr int kMr = 6, kNr = 64;
 constexpr int64_t kKcBytes = 128 * 1024;
 
-// The first n of 16 lanes (none for n <= 0, all for n >= 16).
-[[gnu::always_inline]] inline __mmask16 first_lanes(int n) {
-  return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u);
-}
-
+// first_lanes: gemm/planes_avx512.h.
 // The real columns of `cols` as a mask of vector v's 16 lanes.
 [[gnu::always_inline]] inline __mmask16 column_mask(int cols, int v) { return first_lanes(cols - 16 * v); }
 

@@ -9,8 +9,8 @@
 namespace fixq::gemm_detail {
 namespace {
 
-// The first n of 16 lanes (none for n <= 0, all for n >= 16).
-[[gnu::always_inline]] inline __mmask16 plane_lanes(int n) {
+// The first n of 16 lanes (none for n <= 0, all for n >= 16); the AVX-512 kernels' masks too.
+[[gnu::always_inline]] inline __mmask16 first_lanes(int n) {
   return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u);
 }
 
@@ -32,7 +32,7 @@ namespace {
     };
     __m512i x0 = combine(0), x1 = combine(1);
     // The second eight columns only where they exist (their address may not be formed).
-    const __mmask16 m0 = plane_lanes(2 * left), m1 = plane_lanes(2 * (left - 8));
+    const __mmask16 m0 = first_lanes(2 * left), m1 = first_lanes(2 * (left - 8));
     const int64_t* base = t.accumulate ? t.c64 + at : t.init64 != nullptr ? t.init64 + col : nullptr;
     if (base != nullptr) {
       x0 = _mm512_add_epi64(x0, _mm512_maskz_loadu_epi32(m0, base));
@@ -41,7 +41,7 @@ namespace {
     _mm512_mask_storeu_epi32(t.c64 + at, m0, x0);
     if (left > 8) _mm512_mask_storeu_epi32(t.c64 + at + 8, m1, x1);
   } else {
-    const __mmask16 m = plane_lanes(left);
+    const __mmask16 m = first_lanes(left);
     const int32_t* base = t.accumulate ? t.c + at : t.init != nullptr ? t.init + col : nullptr;
     __m512i x = _mm512_add_epi32(_mm512_slli_epi32(hi, 8), lo);
     if (base != nullptr) x = _mm512_add_epi32(x, _mm512_maskz_loadu_epi32(m, base));
