@@ -175,11 +175,14 @@ std::vector<float> time_major_items(const float* x, const Shape& x_shape, bool b
 // for bit. The model is validated once, here, and must outlive the stream and stay as it
 // was: the stream keeps the weights in its kernels' layout, made here once rather than on
 // every step. batch >= 1, h0 is [L, B, H] (zeros when null). NaN / Inf in h0 or x is a
-// fixq::Error.
+// fixq::Error. A stream is used by one thread at a time; streams of one model (copies, or
+// streams made from it) run on several threads at once.
 class GruStream {
  public:
   GruStream(const GruModel& model, int64_t batch, const float* h0 = nullptr);
   std::vector<float> step(const float* x);
+  // The same into h_out [B, H]: a step that allocates nothing once the first has run.
+  void step(const float* x, float* h_out);
   const std::vector<float>& state() const { return h_; }  // [L, B, H]
 
  private:
@@ -188,6 +191,8 @@ class GruStream {
   int64_t batch_;
   std::vector<float> h_;
   std::shared_ptr<const Packed> packed_;  // shared by copies of the stream: never changed
+  std::vector<float> wx_, rh_;            // a step's products, kept to reuse their memory
+  bool last_reversed_ = true;  // the last step read the weights last to first (the first reads them in order)
 };
 
 // ---- import ----------------------------------------------------------------------------

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cache.h"
 #include "fixq/gru.h"
 #include "fixq/qgru.h"
 #include "gru/float/kernels.h"
@@ -250,6 +251,40 @@ TEST(FloatKernels, WholeRunsAreBitExactOnEveryPath) {
     }
     if (p.isa == Isa::Scalar) ref_steps = steps;
     else EXPECT_EQ(bits(steps), bits(ref_steps)) << p.name();
+  }
+}
+
+// A layer whose W and R outgrow half of L2: every other frame reads R and then W, last to
+// first (GruStream). Frames on every path, through both step() overloads, equal the whole
+// sequence on the scalar path, and a second layer within L2 keeps its order meanwhile.
+TEST(FloatKernels, StreamBeyondL2AlternatesItsOrderAndKeepsTheBits) {
+  const int64_t C = 48, H = 384, T = 5, B = 2;
+  const GruModel m = gru_test::torch_init_model(C, H, 1, false, 91);
+  ASSERT_FALSE(cpu::stays_in_l2(static_cast<int64_t>((m.cells[0].W.size() + m.cells[0].R.size()) * sizeof(float))))
+      << "W and R must outgrow half of L2 for this test";
+  const std::vector<float> x = random_values(sz(T * B * C), 92, 2.0f);
+  const std::vector<float> h0 = random_values(sz(B * H), 93);
+  GruRunOptions opt;
+  opt.h0 = h0.data();
+  std::vector<float> whole;
+  {
+    test::PathScope scope(test::scalar_path());
+    whole = gru_forward(m, x.data(), {T, B, C}, opt).y;
+  }
+  for (const test::KernelPath& p : test::kernel_paths()) {
+    test::PathScope scope(p);
+    GruStream s(m, B, h0.data());
+    std::vector<float> steps, h(sz(B * H));
+    for (int64_t t = 0; t < T; ++t) {
+      if (t % 2 == 0) {
+        const std::vector<float> v = s.step(x.data() + t * B * C);
+        steps.insert(steps.end(), v.begin(), v.end());
+      } else {
+        s.step(x.data() + t * B * C, h.data());
+        steps.insert(steps.end(), h.begin(), h.end());
+      }
+    }
+    EXPECT_EQ(bits(steps), bits(whole)) << p.name();
   }
 }
 

@@ -6,20 +6,31 @@
 namespace fixq::gru_float {
 
 void input_projection(const GruCell& cell, const float* w, const ActiveKernels& k, int64_t rows, const float* x,
-                      float* wx) {
+                      float* wx, bool reverse_columns) {
   const int64_t C = cell.input_size, H3 = 3 * cell.hidden_size;
-  k.matmul(x, C, rows, w, H3, C, wx, H3, false);
+  k.matmul(x, C, rows, w, H3, C, wx, H3, reverse_columns);
 }
 
 void recurrent_step(const GruCell& cell, const float* r, const ActiveKernels& k, int64_t rows, const float* x,
                     const float* wx, float* h, StepScratch& s, const TapSite& site, bool reverse_columns) {
+  recurrent_product(cell, r, k, rows, h, s, reverse_columns);
+  recurrent_gates(cell, k, rows, x, wx, h, s, site);
+}
+
+void recurrent_product(const GruCell& cell, const float* r, const ActiveKernels& k, int64_t rows, const float* h,
+                       StepScratch& s, bool reverse_columns) {
+  const int64_t H = cell.hidden_size, H3 = 3 * H;
+  s.rh.resize(static_cast<std::size_t>(rows * H3));
+  k.matmul(h, H, rows, r, H3, H, s.rh.data(), H3, reverse_columns);
+}
+
+void recurrent_gates(const GruCell& cell, const ActiveKernels& k, int64_t rows, const float* x, const float* wx, float* h,
+                     StepScratch& s, const TapSite& site) {
   const int64_t C = cell.input_size, H = cell.hidden_size, H3 = 3 * H;
   const bool tapped = site.active();
   const auto report = [&](GruOp op, const float* values, int64_t width) {
     site.tap->on_value(site.layer, site.direction, site.t, op, values, Shape{rows, width});
   };
-  s.rh.resize(static_cast<std::size_t>(rows * H3));
-  k.matmul(h, H, rows, r, H3, H, s.rh.data(), H3, reverse_columns);
   if (tapped) {
     report(GruOp::X, x, C);
     report(GruOp::Wx, wx, H3);

@@ -27,9 +27,9 @@ struct StepScratch {
 };
 
 // Wx = W x for `rows` rows of x (row stride C): wx [rows, 3H]. w: cell.W packed
-// (gru/float/weights.h).
+// (gru/float/weights.h). reverse_columns: W's panels last to first (MatmulFn).
 void input_projection(const GruCell& cell, const float* w, const ActiveKernels& k, int64_t rows, const float* x,
-                      float* wx);
+                      float* wx, bool reverse_columns = false);
 
 // Advances `rows` independent rows by one step of `cell`: reads their input x [rows, C]
 // (only for the tap), its projection wx [rows, 3H] and h [rows, H] (h_{t-1}), then
@@ -38,5 +38,13 @@ void input_projection(const GruCell& cell, const float* w, const ActiveKernels& 
 // panels last to first (MatmulFn), which a time loop alternates from step to step.
 void recurrent_step(const GruCell& cell, const float* r, const ActiveKernels& k, int64_t rows, const float* x,
                     const float* wx, float* h, StepScratch& s, const TapSite& site, bool reverse_columns = false);
+
+// recurrent_step in its two parts, for a caller that runs the input projection between
+// them (GruStream, whose every other frame reads R and then W, both last to first):
+// Rh = h R^T into s.rh, then the unit update from wx and s.rh.
+void recurrent_product(const GruCell& cell, const float* r, const ActiveKernels& k, int64_t rows, const float* h,
+                       StepScratch& s, bool reverse_columns);
+void recurrent_gates(const GruCell& cell, const ActiveKernels& k, int64_t rows, const float* x, const float* wx, float* h,
+                     StepScratch& s, const TapSite& site);
 
 }  // namespace fixq::gru_float
