@@ -257,7 +257,7 @@ void bench_shape(const Models& m, int64_t T, int64_t B, const Budget& budget, in
 
   if (B == 1) {
     // One frame per call, each row's ratio against oneDNN one frame per call.
-    const StreamTimes st = time_streaming(m, x, T, y8.y, budget);
+    const StreamTimes st = time_streaming(m, x, T, y8.y, y_float.y, budget);
     for (int i = 0; i < kTimedStreamImpls; ++i) {
       stream_totals[i].cpu_seconds += st.timing[i].cpu_seconds;
       stream_totals[i].wall_seconds += st.timing[i].wall_seconds;

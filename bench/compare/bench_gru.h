@@ -44,23 +44,33 @@ struct Models {
 };
 
 // The rows of one frame per call (T = 1 per call, batch 1), after the whole-sequence rows.
-enum StreamImpl { kFixqInt8Stream, kFixqInt8ForwardT1, kOnednnU8S8Stream, kStreamImplCount };
+enum StreamImpl {
+  kFixqInt8Stream,
+  kFixqInt8ForwardT1,
+  kFixqFloatStream,
+  kOnednnU8S8Stream,
+  kOnednnLbrF32Stream,
+  kStreamImplCount
+};
 // fixq_int8_stream (QuantizedGruStream::step(x, h_out)), fixq_int8_forward_T1 (QuantizedGru::forward
-// of one step, h0 the last call's h_n), onednn_gru_u8s8_stream (its gru u8s8 primitive of
-// one step, the state carried in u8 between calls).
+// of one step, h0 the last call's h_n), fixq_float_stream (GruStream::step(x, h_out), the
+// float GRU), onednn_gru_u8s8_stream (its gru u8s8 primitive of one step, the state carried
+// in u8 between calls), onednn_lbr_gru_f32_stream (its lbr_gru f32 of one step, fixq_float's
+// function).
 extern const char* const kStreamImpls[kStreamImplCount];
 // The rows this build times: all, or fixq's alone without oneDNN.
 constexpr int kTimedStreamImpls = FIXQ_PEER_ONEDNN ? kStreamImplCount : kOnednnU8S8Stream;
 
 // Times every streaming row over the frames of x [T, 1, H] (cycled), after checking that
-// each computes the whole sequence: fixq's rows give y8 (the int8 forward of x) bit for
-// bit, oneDNN's its own T-step run. us[i]: microseconds per frame; timing[i] as measured.
+// each computes the whole sequence: fixq's int8 rows give y8 (the int8 forward of x) and its
+// float row y_float (the float forward) bit for bit, oneDNN's its own T-step run. us[i]:
+// microseconds per frame; timing[i] as measured.
 struct StreamTimes {
   double us[kStreamImplCount] = {};
   Timing timing[kStreamImplCount];
 };
 StreamTimes time_streaming(const Models& m, const std::vector<float>& x, int64_t T, const std::vector<float>& y8,
-                           const Budget& budget);
+                           const std::vector<float>& y_float, const Budget& budget);
 
 // The machine's ceilings for a batch-1 int8 step, measured once per run: the L2 read
 // bandwidth and the vpdpbusd peak (available on AVX-512 VNNI CPUs only).

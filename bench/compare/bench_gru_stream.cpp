@@ -15,8 +15,8 @@
 
 namespace fixq::bench::gru_bench {
 
-const char* const kStreamImpls[kStreamImplCount] = {"fixq_int8_stream", "fixq_int8_forward_T1",
-                                                    "onednn_gru_u8s8_stream"};
+const char* const kStreamImpls[kStreamImplCount] = {"fixq_int8_stream", "fixq_int8_forward_T1", "fixq_float_stream",
+                                                    "onednn_gru_u8s8_stream", "onednn_lbr_gru_f32_stream"};
 
 namespace {
 
@@ -29,7 +29,7 @@ bool same_bits(const float* a, const float* b, size_t n) { return std::memcmp(a,
 }  // namespace
 
 StreamTimes time_streaming(const Models& m, const std::vector<float>& x, int64_t T, const std::vector<float>& y8,
-                           const Budget& budget) {
+                           const std::vector<float>& y_float, const Budget& budget) {
   const int64_t H = m.float_model.hidden_size, C = m.float_model.input_size;
   const Shape frame_shape{1, 1, C};
   // fixq's stream: T frames must give the whole-sequence forward's y, bit for bit.
@@ -39,6 +39,14 @@ StreamTimes time_streaming(const Models& m, const std::vector<float>& x, int64_t
     stream.step(x.data() + t * C, h.data());
     require(same_bits(h.data(), y8.data() + t * H, static_cast<size_t>(H)), "bench gru: fixq_int8_stream at H=", H,
             " differs from the whole-sequence forward at frame ", t);
+  }
+  // The float GRU's stream: the float forward's y, bit for bit.
+  GruStream float_stream(m.float_model, 1);
+  std::vector<float> hf(static_cast<size_t>(H));
+  for (int64_t t = 0; t < T; ++t) {
+    float_stream.step(x.data() + t * C, hf.data());
+    require(same_bits(hf.data(), y_float.data() + t * H, static_cast<size_t>(H)), "bench gru: fixq_float_stream at H=",
+            H, " differs from the whole-sequence float forward at frame ", t);
   }
   // forward with T = 1, each call's h0 the last call's h_n (two outputs in turn, so that
   // no call reads the state it writes).
@@ -60,6 +68,8 @@ StreamTimes time_streaming(const Models& m, const std::vector<float>& x, int64_t
   std::function<void()> runs[kStreamImplCount] = {
       [&] { stream.step(x.data() + (next++ % T) * C, h.data()); },
       [&] { forward_frame(next++ % T); },
+      [&] { float_stream.step(x.data() + (next++ % T) * C, hf.data()); },
+      {},
       {},
   };
 #if FIXQ_PEER_ONEDNN
@@ -70,14 +80,24 @@ StreamTimes time_streaming(const Models& m, const std::vector<float>& x, int64_t
   for (int64_t t = 0; t < T; ++t) frames.run();
   const double diff = max_abs_diff(whole.output(), frames.output());
   std::printf("# check H=%lld one frame per call: onednn_gru_u8s8_stream vs its T-step run max|diff| %.2e; "
-              "fixq_int8_stream and fixq_int8_forward_T1 equal the T-step forward bit for bit\n",
+              "fixq_int8_stream and fixq_int8_forward_T1 equal the T-step forward, fixq_float_stream the float forward, "
+              "bit for bit\n",
               static_cast<long long>(H), diff);
   require(diff < 1e-3, "bench gru: oneDNN's gru u8s8 one frame per call differs from its T-step run by ", diff,
           " at H=", H, ": the state is not carried between calls");
   runs[kOnednnU8S8Stream] = [&] { frames.run(); };
+  // Its lbr_gru f32 likewise: fixq_float's function, so its frames must give fixq's float y.
+  peers::OnednnGru lbr_frames(peers::OnednnGru::Kind::LbrF32, m.float_model, x, T, 1, true);
+  for (int64_t t = 0; t < T; ++t) lbr_frames.run();
+  const double lbr_diff = max_abs_diff(lbr_frames.output(), y_float);
+  std::printf("# check H=%lld one frame per call: onednn_lbr_gru_f32_stream vs fixq_float max|diff| %.2e\n",
+              static_cast<long long>(H), lbr_diff);
+  require(lbr_diff < 1e-3, "bench gru: oneDNN's lbr_gru f32 one frame per call differs from fixq's float forward by ",
+          lbr_diff, " at H=", H, ": the state is not carried between calls");
+  runs[kOnednnLbrF32Stream] = [&] { lbr_frames.run(); };
 #else
   std::printf("# check H=%lld one frame per call: fixq_int8_stream and fixq_int8_forward_T1 equal the T-step "
-              "forward bit for bit\n",
+              "forward, fixq_float_stream the float forward, bit for bit\n",
               static_cast<long long>(H));
 #endif
   StreamTimes s;

@@ -28,9 +28,9 @@ class OnednnGru {
     VanillaF32,  // gru, f32: r applied to h before R (oneDNN's only int8 GRU cell)
     VanillaU8S8  // gru, u8 activations and s8 weights (per output channel), f32 gates
   };
-  // one_frame_per_call (gru u8s8 only): the primitive runs T = 1, and each run() takes the
-  // next frame of x (cycling), writes its row of output() and hands its final state, kept
-  // in oneDNN's u8 form (dst_iter), to the next run as src_iter: a stream, as a real-time
+  // one_frame_per_call (gru u8s8 and lbr_gru f32): the primitive runs T = 1, and each run()
+  // takes the next frame of x (cycling), writes its row of output() and hands its final
+  // state (dst_iter; u8 for gru u8s8) to the next run as src_iter: a stream, as a real-time
   // app calls it, whose runs over T frames compute the whole-sequence run.
   OnednnGru(Kind kind, const GruModel& model, const std::vector<float>& x, int64_t steps, int64_t batch,
             bool one_frame_per_call = false);

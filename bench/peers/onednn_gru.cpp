@@ -95,10 +95,10 @@ struct OnednnGru::Impl {
   std::unordered_map<int, memory> args;
   std::string impl_info;
   size_t dst_elems = 0;
-  // One frame per call: the frames' and their outputs' memories over q_frames and dst_all,
-  // and the next frame's index.
+  // One frame per call: the frames' and their outputs' memories over frame_bytes (u8 or
+  // f32 frames) and dst_all, and the next frame's index.
   std::vector<memory> src_frames, dst_frames;
-  std::vector<uint8_t> q_frames;
+  std::vector<unsigned char> frame_bytes;
   std::vector<float> dst_all;
   size_t next_frame = 0;
 
@@ -129,7 +129,8 @@ OnednnGru::OnednnGru(Kind kind, const GruModel& model, const std::vector<float>&
   require(static_cast<int64_t>(x.size()) == T * B * C, "bench gru: x must hold T * B * C floats");
   const bool int8 = kind == Kind::VanillaU8S8;
   const bool lbr = kind == Kind::LbrF32;
-  require(!one_frame_per_call || int8, "bench gru: one frame per call is set up for oneDNN's gru u8s8 only");
+  require(!one_frame_per_call || int8 || lbr,
+          "bench gru: one frame per call is set up for oneDNN's gru u8s8 and lbr_gru f32 only");
   const int64_t T_call = one_frame_per_call ? 1 : T;  // the primitive's steps per call
   Impl& m = *impl_;
   try {
@@ -141,13 +142,16 @@ OnednnGru::OnednnGru(Kind kind, const GruModel& model, const std::vector<float>&
     const memory::dims wl_dims{1, 1, C, 3, H}, wi_dims{1, 1, H, 3, H};
     const memory::desc src_md({T_call, B, C}, int8 ? dt::u8 : dt::f32, tag::tnc);
     // int8: h0 = 0 is passed explicitly as the quantized zero (the shift), so that no
-    // convention of an absent src_iter is relied on; f32: absent means zeros.
-    const memory::desc src_iter_md = int8 ? memory::desc({1, 1, B, H}, dt::u8, tag::ldnc) : memory::desc();
+    // convention of an absent src_iter is relied on; f32: absent means zeros, but for one
+    // frame per call, whose state goes from call to call.
+    const memory::desc src_iter_md = int8 || one_frame_per_call
+                                         ? memory::desc({1, 1, B, H}, int8 ? dt::u8 : dt::f32, tag::ldnc)
+                                         : memory::desc();
     const memory::desc wl_md(wl_dims, int8 ? dt::s8 : dt::f32, tag::any),
         wi_md(wi_dims, int8 ? dt::s8 : dt::f32, tag::any);
     const memory::desc bias_md({1, 1, lbr ? 4 : 3, H}, dt::f32, tag::ldgo);
     const memory::desc dst_md({T_call, B, H}, dt::f32, tag::tnc);
-    // One frame per call hands the final state on in u8, as the steps of one run do.
+    // One frame per call hands the final state on (u8 for int8), as the steps of one run do.
     const memory::desc dst_iter_md = one_frame_per_call ? src_iter_md : memory::desc();
     const auto dir = dnnl::rnn_direction::unidirectional_left2right;
     const auto prop = dnnl::prop_kind::forward_inference;
@@ -173,25 +177,32 @@ OnednnGru::OnednnGru(Kind kind, const GruModel& model, const std::vector<float>&
     m.args[DNNL_ARG_WEIGHTS_ITER] = m.weights(pd_wi, to_ldigo(c.R, H, H), wi_dims, attr);
     const std::vector<float> bias = bias_ldgo(c, lbr);
     m.args[DNNL_ARG_BIAS] = m.filled(bias_md, bias.data(), bias.size() * sizeof(float));
+    // The input as the primitive takes it: u8 (quantized) or f32.
+    const size_t x_bytes = int8 ? 1 : sizeof(float);
+    std::vector<unsigned char> src(x.size() * x_bytes);
     if (int8) {
-      std::vector<uint8_t> q(x.size());
       for (size_t i = 0; i < x.size(); ++i)
-        q[i] = static_cast<uint8_t>(round_half_even_saturate(double{kDataScale * x[i] + kDataShift}, 0, 255));
+        src[i] = static_cast<uint8_t>(round_half_even_saturate(double{kDataScale * x[i] + kDataShift}, 0, 255));
       const std::vector<uint8_t> h0(static_cast<size_t>(B * H), static_cast<uint8_t>(kDataShift));
       m.args[DNNL_ARG_SRC_ITER] = m.filled(src_iter_md, h0.data(), h0.size());
-      if (one_frame_per_call) {
-        m.q_frames = std::move(q);
-        m.dst_all.assign(static_cast<size_t>(T * B * H), 0.0f);
-        for (int64_t t = 0; t < T; ++t) {
-          m.src_frames.emplace_back(src_md, m.engine, m.q_frames.data() + t * B * C);
-          m.dst_frames.emplace_back(dst_md, m.engine, m.dst_all.data() + t * B * H);
-        }
-        m.args[DNNL_ARG_DST_ITER] = memory(dst_iter_md, m.engine);
-      } else {
-        m.args[DNNL_ARG_SRC_LAYER] = m.filled(src_md, q.data(), q.size());
-      }
     } else {
-      m.args[DNNL_ARG_SRC_LAYER] = m.filled(src_md, x.data(), x.size() * sizeof(float));
+      std::memcpy(src.data(), x.data(), src.size());
+      if (one_frame_per_call) {
+        const std::vector<float> h0(static_cast<size_t>(B * H), 0.0f);
+        m.args[DNNL_ARG_SRC_ITER] = m.filled(src_iter_md, h0.data(), h0.size() * sizeof(float));
+      }
+    }
+    if (one_frame_per_call) {
+      m.frame_bytes = std::move(src);
+      m.dst_all.assign(static_cast<size_t>(T * B * H), 0.0f);
+      const auto frame = static_cast<size_t>(B * C) * x_bytes;
+      for (int64_t t = 0; t < T; ++t) {
+        m.src_frames.emplace_back(src_md, m.engine, m.frame_bytes.data() + static_cast<size_t>(t) * frame);
+        m.dst_frames.emplace_back(dst_md, m.engine, m.dst_all.data() + t * B * H);
+      }
+      m.args[DNNL_ARG_DST_ITER] = memory(dst_iter_md, m.engine);
+    } else {
+      m.args[DNNL_ARG_SRC_LAYER] = m.filled(src_md, src.data(), src.size());
     }
     if (!one_frame_per_call) m.args[DNNL_ARG_DST_LAYER] = memory(dst_md, m.engine);
     m.dst_elems = static_cast<size_t>(T * B * H);

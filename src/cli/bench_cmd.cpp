@@ -46,7 +46,8 @@ void register_bench(CLI::App& app) {
   auto go = std::make_shared<bench::GruBenchOptions>();
   CLI::App* r = cmd->add_subcommand(
       "gru", "GRU forward (1 layer, H = C) of fixq int8 / int16 / float against oneDNN lbr_gru f32 and gru u8s8, "
-             "and one frame per call (fixq_int8_stream, fixq_int8_forward_T1, onednn_gru_u8s8_stream); "
+             "and one frame per call (fixq_int8_stream, fixq_int8_forward_T1, fixq_float_stream, onednn_gru_u8s8_stream, "
+             "onednn_lbr_gru_f32_stream); "
              "CSV H,batch,impl,us_per_step,ratio_vs_onednn_int8 (ratio > 1: faster than oneDNN int8)");
   r->add_flag("--quick", go->quick, "small shapes (H 64,128; batch 1,4; T 20) and short samples, for smoke tests");
   r->add_option("--hidden", go->hidden, "hidden (= input) sizes, comma-separated [default 256,512,1024]");

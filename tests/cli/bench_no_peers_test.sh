@@ -63,7 +63,7 @@ assert [p[0] for p in peaks][:1] == ["vpdpbusd_peak_gops"] and len(shapes) + len
 # call, and the one-thread proof.
 gru, comments = rows(sys.argv[2], "H,batch,impl,us_per_step,ratio_vs_onednn_int8")
 impls = ["fixq_int8", "fixq_int16", "fixq_float"]
-stream_impls = ["fixq_int8_stream", "fixq_int8_forward_T1"]
+stream_impls = ["fixq_int8_stream", "fixq_int8_forward_T1", "fixq_float_stream"]
 got = [(int(r[0]), int(r[1]), r[2]) for r in gru]
 assert got == [(h, b, i) for h in (64, 96) for b in (1, 3) for i in impls + (stream_impls if b == 1 else [])], got
 for r in gru:
