@@ -95,11 +95,11 @@ template <bool Quads, bool B16>
 }
 
 // One k-group into one set of accumulators: four B vectors, MR broadcasts of A.
-template <int MR, bool Quads, bool B16>
+template <int MR, bool Quads, bool B16, bool Prefetch = true>
 [[gnu::always_inline]] inline void step(__m512i (&acc)[MR][4], const char* a, const int8_t* b, int64_t g) {
   __m512i w[4];
   load_b<Quads, B16>(b, g, w);
-  prefetch_b<Quads, B16>(b, g);
+  if constexpr (Prefetch) prefetch_b<Quads, B16>(b, g);
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) {
     // Both A layouts hold 4 bytes per row and group: 4 u8 or 2 int16.
@@ -150,9 +150,18 @@ void tile(const TileArgs& t) {
   }
   int64_t g = 0;
   if constexpr (TWO) {
-    for (; g + 2 <= t.groups; g += 2) {
-      step<MR, Quads, B16>(acc, a, b, g);
-      step<MR, Quads, B16>(odd, a, b, g + 1);
+    // One or two packed rows are bound by the load ports (four B loads per four or eight
+    // vpdpbusd): as in row1, the prefetches only where B comes from L3.
+    if (t.b_from_l3) {
+      for (; g + 2 <= t.groups; g += 2) {
+        step<MR, Quads, B16>(acc, a, b, g);
+        step<MR, Quads, B16>(odd, a, b, g + 1);
+      }
+    } else {
+      for (; g + 2 <= t.groups; g += 2) {
+        step<MR, Quads, B16, false>(acc, a, b, g);
+        step<MR, Quads, B16, false>(odd, a, b, g + 1);
+      }
     }
   }
   for (; g < t.groups; ++g) step<MR, Quads, B16>(acc, a, b, g);
