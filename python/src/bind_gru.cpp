@@ -48,15 +48,31 @@ pyb::dict state_dict(const GruModel& m) {
   return d;
 }
 
-pyb::tuple forward(const GruModel& m, const pyb::object& x, const pyb::object& h0, const pyb::object& lengths,
+// The model prepared for forward() (validated, its weights packed), made at the first call
+// and kept on the Python object: gru_forward would validate and pack on every call, which
+// at one short sequence per call costs as much as the steps. A GruModel never changes once
+// made (Python sees its fields read-only), so the prepared copy stays its equal.
+const FloatGru& prepared(const pyb::object& self) {
+  static constexpr const char* kAttr = "_fixq_prepared";
+  pyb::object p = pyb::getattr(self, kAttr, pyb::none());
+  if (p.is_none()) {
+    p = pyb::cast(FloatGru(self.cast<const GruModel&>()));
+    pyb::setattr(self, kAttr, p);
+  }
+  return p.cast<const FloatGru&>();
+}
+
+pyb::tuple forward(const pyb::object& self, const pyb::object& x, const pyb::object& h0, const pyb::object& lengths,
                    bool batch_first, int threads) {
+  const FloatGru& f = prepared(self);
+  const GruModel& m = f.model();
   GruArgs a;
   make_gru_args(a, dims_of(m), x, h0, lengths, batch_first);
   a.options.threads = threads;
   GruOutput out;
   {
     pyb::gil_scoped_release nogil;
-    out = gru_forward(m, a.x.data(), a.x_shape, a.options);
+    f.forward(a.x.data(), a.x_shape, out, a.options);
   }
   return gru_result(std::move(out), a, dims_of(m));
 }
@@ -72,7 +88,10 @@ FloatStream make_stream(const GruModel& m, int64_t batch, const pyb::object& h0)
 void bind_gru(pyb::module_& m) {
   using namespace pybind11::literals;
 
-  pyb::class_<GruModel>(m, "GruModel",
+  // What forward() keeps on a model (prepared() above); not part of the API.
+  pyb::class_<FloatGru>(m, "_PreparedGru");
+
+  pyb::class_<GruModel>(m, "GruModel", pyb::dynamic_attr(),
                         "A float GRU (torch.nn.GRU / Haste semantics), the model the integer GRU is calibrated on.\n\n"
                         "Tensors: x [T, B, C] (or [B, T, C] with batch_first), y [T, B, D*H], h_n [L*D, B, H] as\n"
                         "PyTorch. Make one with GruModel.from_torch(nn.GRU), GruModel.from_state_dict(dict) or\n"
@@ -110,7 +129,9 @@ void bind_gru(pyb::module_& m) {
            "Runs the float GRU: x [T, B, C] ([B, T, C] if batch_first), h0 [L*D, B, H] or None (zeros), lengths [B]\n"
            "or None (all T). Returns (y, h_n) as float32 arrays: y [T, B, D*H] ([B, T, D*H]), zero at padded steps;\n"
            "h_n [L*D, B, H]. NaN / Inf in x or h0 raise ValueError. threads: from a batch of 16, the batch is split\n"
-           "over that many threads (0: every hardware thread, or FIXQ_NUM_THREADS); the results are the same bits.")
+           "over that many threads (0: every hardware thread, or FIXQ_NUM_THREADS); the results are the same bits.\n"
+           "The first call validates the model and packs its weights once, into a copy kept with the model (about\n"
+           "twice its memory); later calls reuse it.")
       .def("__call__", &forward, "x"_a, "h0"_a = pyb::none(), "lengths"_a = pyb::none(), "batch_first"_a = false,
            "threads"_a = 1, "Same as forward().")
       .def("stream", &make_stream, "batch"_a = 1, "h0"_a = pyb::none(), pyb::keep_alive<0, 1>(),

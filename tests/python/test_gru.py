@@ -87,6 +87,28 @@ def test_float_stream_equals_forward():
     assert np.array_equal(s.state, hn)
 
 
+def test_float_forward_prepares_the_model_once():
+    # The first forward() validates the model and packs its weights into a copy kept on the
+    # model; later calls of any shape reuse it and give the bits a fresh model gives.
+    gru = make_torch_gru(6, 9, num_layers=2, seed=5)
+    model, fresh = fixq.GruModel.from_torch(gru), fixq.GruModel.from_torch(gru)
+    x1, x2 = sequences(5, 3, 6, seed=6), sequences(8, 2, 6, seed=7)
+    y1, hn1 = model.forward(x1)
+    kept = model._fixq_prepared
+    y2, hn2 = model(x2, h0=sequences(2, 2, 9, seed=8), lengths=np.array([8, 4]))
+    assert model._fixq_prepared is kept
+    y2_fresh, hn2_fresh = fresh.forward(x2, h0=sequences(2, 2, 9, seed=8), lengths=np.array([8, 4]))
+    assert np.array_equal(y2, y2_fresh) and np.array_equal(hn2, hn2_fresh)
+    assert np.array_equal(y1, fixq.GruModel.from_torch(gru).forward(x1)[0])
+    y_ref, _ = torch_run(gru, x1)
+    assert np.abs(y1 - y_ref).max() <= 1e-5
+    # Bad input is still refused after the model was prepared.
+    with pytest.raises(ValueError):
+        model.forward(np.full((2, 1, 6), np.nan, np.float32))
+    with pytest.raises(ValueError):
+        model.forward(np.zeros((2, 1, 5), np.float32))
+
+
 # ---- integer GRU against the command-line tool -----------------------------------------
 
 @pytest.mark.parametrize("config,scales", [("int8", "pow2"), ("int8", "multiplier"), ("int16", "pow2"), ("int16", "multiplier")])
