@@ -197,6 +197,8 @@ template void accumulate<int64_t>(const BoundProduct&, const MatrixView&, int64_
 
 std::string kernel_name(IntType a, IntType b, int64_t rows) { return pick_kernel(a, b, rows).kernel->name; }
 
+int64_t rows_per_tile(IntType a, IntType b, int64_t rows) { return a_rows_per_tile(*pick_kernel(a, b, rows).kernel); }
+
 }  // namespace fixq::gemm_detail
 
 namespace fixq {

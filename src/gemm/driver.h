@@ -47,5 +47,7 @@ void accumulate(const MatrixView& a, const PackedB& b, Acc* c, int64_t ldc) {
 
 // The micro-kernel the active features select for these operand types and rows, by name.
 std::string kernel_name(IntType a, IntType b, int64_t rows = 0);
+// And its rows of A per tile (AMX: 16; AVX-512: 6, or 3 rows of 16-bit A).
+int64_t rows_per_tile(IntType a, IntType b, int64_t rows);
 
 }  // namespace fixq::gemm_detail

@@ -274,13 +274,17 @@ TEST(FastLoop, BlocksOfStepsInBothDirectionsEqualReference) {
             test::PathScope scope(path);
             const gru_detail::GruLaneKernels* lanes = gru_detail::active_lane_kernels();
             ASSERT_NE(lanes, nullptr) << path.name();
-            std::vector<char> h = h0, y(y_ref.size(), 0);
-            gru_detail::run_cell_fast(*lanes, p, *p.fast, q_x.data(), T, B, lengths, reverse, h.data(), y.data());
-            const std::string what = "int" + std::to_string(bits) + " B=" + std::to_string(B) +
-                                     (reverse ? " reverse" : " forward") + (lengths.empty() ? "" : " lengths") + " " +
-                                     path.name();
-            EXPECT_EQ(y, y_ref) << what;
-            EXPECT_EQ(h, h_ref) << what;
+            // Pipelined: the next block's Wx projected on a second thread meanwhile.
+            for (bool pipelined : {false, true}) {
+              std::vector<char> h = h0, y(y_ref.size(), 0);
+              gru_detail::run_cell_fast(*lanes, p, *p.fast, q_x.data(), T, B, lengths, reverse, h.data(), y.data(),
+                                        pipelined);
+              const std::string what = "int" + std::to_string(bits) + " B=" + std::to_string(B) +
+                                       (reverse ? " reverse" : " forward") + (lengths.empty() ? "" : " lengths") +
+                                       (pipelined ? " pipelined " : " ") + path.name();
+              EXPECT_EQ(y, y_ref) << what;
+              EXPECT_EQ(h, h_ref) << what;
+            }
           }
         }
     }

@@ -7,6 +7,7 @@
 #include "fixq/cpu.h"
 #include "fixq/error.h"
 #include "fixq/gemm.h"
+#include "gemm/driver.h"
 #include "gru/batch_split.h"
 #include "gru/int/fast/loop.h"
 #include "gru/int/model.h"
@@ -215,8 +216,17 @@ std::vector<std::vector<char>> QuantizedGru::Impl::initial_state(const float* h0
   return state;
 }
 
+bool QuantizedGru::Impl::pipelines(const Shape& x_shape, const GruRunOptions& opt) const {
+  if (x_shape.size() != 3 || directions() != 1 || plans.empty() || !plans[0].fast) return false;
+  const int64_t B = opt.batch_first ? x_shape[0] : x_shape[1];
+  if (B < kGruMinThreadedBatch) return false;
+  const int n = gru_detail::forward_threads(opt, B);
+  const int64_t tile = gemm_detail::rows_per_tile(plans[0].h.storage, plans[0].r.type(), B);
+  return n >= 2 && B >= tile && B / n < tile;
+}
+
 void QuantizedGru::Impl::run_layers(LayerBuffers& buf, int64_t T, int64_t B, const std::vector<int64_t>& lengths,
-                                    std::vector<std::vector<char>>& state) const {
+                                    std::vector<std::vector<char>>& state, bool pipelined) const {
   const int64_t H = hidden_size;
   const int D = directions();
   auto real_step = [&](int64_t t, int64_t b) { return lengths.empty() || t < lengths[static_cast<size_t>(b)]; };
@@ -242,7 +252,7 @@ void QuantizedGru::Impl::run_layers(LayerBuffers& buf, int64_t T, int64_t B, con
     } else {
       prepare_output(0);
       gru_detail::run_cell(plans[static_cast<size_t>(l)], buf.in.data(), T, B, lengths, false,
-                           state[static_cast<size_t>(l)].data(), out[0].data());
+                           state[static_cast<size_t>(l)].data(), out[0].data(), pipelined);
     }
     if (l + 1 == num_layers) break;
     // The next layer's input: each direction's h rescaled into that layer's x parameters.
@@ -295,7 +305,8 @@ void QuantizedGru::forward(const float* x, const Shape& x_shape, GruOutput& out,
   // A large batch as slices on several threads, each slice a forward of its own.
   const gru_detail::ForwardDims dims{m.num_layers * m.directions(), m.hidden_size, m.directions() * m.hidden_size};
   auto slice = [this](const float* xs, const Shape& s, const GruRunOptions& o, GruOutput& r) { forward(xs, s, r, o); };
-  if (gru_detail::forward_in_slices(x, x_shape, opt, dims, out, slice)) return;
+  const bool pipelined = m.pipelines(x_shape, opt);
+  if (!pipelined && gru_detail::forward_in_slices(x, x_shape, opt, dims, out, slice)) return;
   require(x_shape.size() == 3, "GRU input must be 3-D [T, B, C] (or [B, T, C] with batch_first), got ", shape_str(x_shape));
   const int64_t T = opt.batch_first ? x_shape[1] : x_shape[0], B = opt.batch_first ? x_shape[0] : x_shape[1];
   const int64_t C = x_shape[2], H = m.hidden_size;
@@ -316,7 +327,7 @@ void QuantizedGru::forward(const float* x, const Shape& x_shape, GruOutput& out,
   std::vector<std::vector<char>> state = m.initial_state(opt.h0, B);
   LayerBuffers& buf = thread_buffers();
   m.quantize_input(x, n, buf.in, "GRU input");
-  m.run_layers(buf, T, B, lengths, state);
+  m.run_layers(buf, T, B, lengths, state, pipelined);
   const StateDequantizer deq;
   out.h_n.resize(static_cast<size_t>(m.num_layers * D * B * H));
   for (size_t c = 0; c < state.size(); ++c) {

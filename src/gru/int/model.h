@@ -45,9 +45,14 @@ struct QuantizedGru::Impl {
   // The integer network: layer 0's input already quantized in buf.in ([T, B, C] in its x
   // storage), every layer in turn, states updated in place. Leaves the top layer's outputs
   // per direction in buf.out, [T, B, H] in that cell's h storage (padding at the zero
-  // point); buf.in and buf.next are overwritten.
+  // point); buf.in and buf.next are overwritten. pipelined: a unidirectional layer's input
+  // projection runs a block of steps ahead on a second thread (run_cell).
   void run_layers(LayerBuffers& buf, int64_t T, int64_t B, const std::vector<int64_t>& lengths,
-                  std::vector<std::vector<char>>& state) const;
+                  std::vector<std::vector<char>>& state, bool pipelined = false) const;
+  // Whether a forward with these options runs on two threads as a pipeline rather than in
+  // batch slices: where the slices would fill less than one tile of the GEMM kernel the whole
+  // batch takes (AMX: 16 rows), so that halving the batch would not halve the products.
+  bool pipelines(const Shape& x_shape, const GruRunOptions& opt) const;
   // x [n] quantized with layer 0's x parameters into its storage, in q (resized to fit);
   // fails naming `what` and the first element that is NaN or infinite.
   void quantize_input(const float* x, int64_t n, std::vector<char>& q, const char* what) const;

@@ -139,8 +139,10 @@ void run_layer_pair(const CellPlan& fwd, const CellPlan& bwd, const void* q_x, i
 //   q_y    [T, B, H] written for every real step, padding untouched (storage h.storage)
 //   lengths[b] real steps of item b (all T when empty); reverse runs each item from its
 //   last real step back to 0.
+//   pipelined: the fast path projects the next block of steps' inputs on a second thread
+//   while this one runs the block's recurrence (run_cell_fast); the same integers.
 void run_cell(const CellPlan& plan, const void* q_x, int64_t steps, int64_t batch, const std::vector<int64_t>& lengths,
-              bool reverse, void* q_h, void* q_y);
+              bool reverse, void* q_h, void* q_y, bool pipelined = false);
 void run_cell_reference(const CellPlan& plan, const void* q_x, int64_t steps, int64_t batch,
                         const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
 

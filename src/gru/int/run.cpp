@@ -28,10 +28,10 @@ void run_concurrently(F& f, bool two_threads) {
 }  // namespace
 
 void run_cell(const CellPlan& plan, const void* q_x, int64_t steps, int64_t batch, const std::vector<int64_t>& lengths,
-              bool reverse, void* q_h, void* q_y) {
+              bool reverse, void* q_h, void* q_y, bool pipelined) {
   const GruLaneKernels* k = plan.fast ? active_lane_kernels() : nullptr;
   if (k != nullptr)
-    run_cell_fast(*k, plan, *plan.fast, q_x, steps, batch, lengths, reverse, q_h, q_y);
+    run_cell_fast(*k, plan, *plan.fast, q_x, steps, batch, lengths, reverse, q_h, q_y, pipelined);
   else
     run_cell_reference(plan, q_x, steps, batch, lengths, reverse, q_h, q_y);
 }

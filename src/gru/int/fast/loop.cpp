@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "cpu/thread_address.h"
+#include "cpu/thread_pool.h"
 #include "fixq/error.h"
 #include "gemm/driver.h"
 #include "gru/int/fast/loop.h"
@@ -230,8 +232,9 @@ void run_recurrence(const GruLaneKernels& k, const CellPlan& p, const FastPlan& 
 }
 
 void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f, const void* q_x, int64_t steps,
-                   int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y) {
-  thread_local WxRows wx_of_thread;
+                   int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y,
+                   bool pipelined) {
+  thread_local WxRows wx_of_thread, wx_next_of_thread;
   auto& wx = cpu::thread_address(wx_of_thread);
   const CellPlan* cells[] = {&p};
   WxRows* out[] = {&wx};
@@ -261,11 +264,39 @@ void run_cell_fast(const GruLaneKernels& k, const CellPlan& p, const FastPlan& f
   const int64_t block = reverse && !lengths.empty()
                             ? steps
                             : std::max<int64_t>(1, chunk_rows(ldc_x, f.acc64_x ? 8 : 4) / std::max<int64_t>(batch, 1));
-  for (int64_t s0 = 0; s0 < steps; s0 += block) {
+  // The block of steps [s0, s1) and its times [t_lo, t_lo + s1 - s0).
+  auto bounds = [&](int64_t s0) {
     const int64_t s1 = std::min(steps, s0 + block);
-    const int64_t t_lo = reverse ? steps - s1 : s0;  // the block's times are [t_lo, t_lo + s1 - s0)
-    project_inputs(k, cells, 1, p.w, static_cast<const char*>(q_x) + t_lo * batch * C * xbytes, (s1 - s0) * batch, out);
-    run_steps(k, state, rh, wx.data(), t_lo, s0, s1, steps, lengths, reverse, q_h, q_y, first_reversed);
+    return std::pair{s1, reverse ? steps - s1 : s0};
+  };
+  auto project = [&](int64_t s0, WxRows& into) {
+    const auto [s1, t_lo] = bounds(s0);
+    WxRows* to[] = {&into};
+    project_inputs(k, cells, 1, p.w, static_cast<const char*>(q_x) + t_lo * batch * C * xbytes, (s1 - s0) * batch, to);
+  };
+  auto recur = [&](int64_t s0, const WxRows& from) {
+    const auto [s1, t_lo] = bounds(s0);
+    run_steps(k, state, rh, from.data(), t_lo, s0, s1, steps, lengths, reverse, q_h, q_y, first_reversed);
+  };
+  if (pipelined && block < steps) {
+    // Two threads: while one runs block i's recurrence from one Wx buffer, the other projects
+    // block i + 1 into the other (where batch slices would leave the GEMM's tiles part
+    // empty: gru/int/forward.cpp). Each block's Wx is complete before its steps start, so the
+    // integers are those of one thread.
+    WxRows* buffer[2] = {&wx, &cpu::thread_address(wx_next_of_thread)};
+    project(0, *buffer[0]);
+    for (int64_t s0 = 0, i = 0; s0 < steps; s0 += block, ++i) {
+      const int64_t next = s0 + block;
+      cpu_detail::parallel_for(next < steps ? 2 : 1, [&](int task) {
+        if (task == 0) recur(s0, *buffer[i & 1]);
+        else project(next, *buffer[(i + 1) & 1]);
+      });
+    }
+  } else {
+    for (int64_t s0 = 0; s0 < steps; s0 += block) {
+      project(s0, wx);
+      recur(s0, wx);
+    }
   }
   remember_last_step(p, first_reversed, steps);
 }

@@ -169,6 +169,7 @@ void run_recurrence(const GruLaneKernels& k, const CellPlan& plan, const FastPla
 
 // Same contract as run_cell (gru/int/plan.h), computed with the given lane kernels.
 void run_cell_fast(const GruLaneKernels& k, const CellPlan& plan, const FastPlan& fast, const void* q_x, int64_t steps,
-                   int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
+                   int64_t batch, const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y,
+                   bool pipelined = false);
 
 }  // namespace fixq::gru_detail
