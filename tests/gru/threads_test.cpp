@@ -51,8 +51,8 @@ using Forward = std::function<GruOutput(const float*, const Shape&, const GruRun
 // Every thread count against one thread, on ragged batches (slices of unequal size, and
 // batches that no thread count divides; 5 stays whole, below kGruMinThreadedBatch), with
 // and without lengths and h0, both layouts.
-void check_thread_counts(const Forward& forward, int64_t C, int64_t cells, int64_t H, const std::string& name) {
-  const int64_t T = 9;
+void check_thread_counts(const Forward& forward, int64_t C, int64_t cells, int64_t H, const std::string& name,
+                         int64_t T = 9) {
   for (int64_t B : {5, 17, 33, 40}) {
     std::mt19937 rng(static_cast<uint32_t>(B));
     std::vector<int64_t> lengths(static_cast<size_t>(B));
@@ -115,6 +115,20 @@ TEST(GruThreads, SlicesOfTheBatchGiveTheBitsOfOneThread) {
     q.forward(x.data(), Shape{4, 16, kC}, kept, two);
     q.forward(x.data(), Shape{5, 20, kC}, kept);
     expect_same_bits(kept.y, fresh.y, "kept y after a sliced call");
+  }
+}
+
+// Unidirectional layers over many blocks of steps: where batch slices would fill less than one
+// tile of the GEMM kernel the whole batch takes (AMX), two threads run each layer as a
+// pipeline (the next block's input projection beside this block's steps) instead: the same
+// bits as one thread, either way.
+TEST(GruThreads, PipelinedLayersGiveTheBitsOfOneThread) {
+  const GruModel m = gru_test::torch_init_model(kC, kH, kLayers, false, 41, 2.0f);
+  for (bool sixteen : {false, true}) {
+    const QuantizedGru q(m, calibrate(m, sixteen ? GruQuantConfig::int16(ScaleKind::Multiplier)
+                                                 : GruQuantConfig::int8(ScaleKind::PowerOfTwo)));
+    check_thread_counts([&](const float* x, const Shape& s, const GruRunOptions& o) { return q.forward(x, s, o); }, kC,
+                        kLayers, kH, sixteen ? "int16 unidirectional" : "int8 unidirectional", 40);
   }
 }
 

@@ -51,7 +51,8 @@ struct QuantizedGru::Impl {
                   std::vector<std::vector<char>>& state, bool pipelined = false) const;
   // Whether a forward with these options runs on two threads as a pipeline rather than in
   // batch slices: where the slices would fill less than one tile of the GEMM kernel the whole
-  // batch takes (AMX: 16 rows), so that halving the batch would not halve the products.
+  // batch takes (AMX: 16 rows), so that halving the batch would not halve the products, and R
+  // stays in L2.
   bool pipelines(const Shape& x_shape, const GruRunOptions& opt) const;
   // x [n] quantized with layer 0's x parameters into its storage, in q (resized to fit);
   // fails naming `what` and the first element that is NaN or infinite.
