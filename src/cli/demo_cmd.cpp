@@ -112,9 +112,13 @@ void run(const std::string& data) {
   std::printf("  task:  next-character prediction on %lld held-out characters, bits per character (lower is better);\n"
               "         calibration on %zu other characters; cosine of the GRU output against float32\n",
               static_cast<long long>(T), calib.size());
-  std::printf("  kernels: gru step %s, gemm s8 x s8 %s; 1 thread; us/step = one GRU step over the held-out\n"
-              "           sequence (batch 1, median of 3)\n\n",
-              active_kernel("gru step").c_str(), active_kernel("gemm s8 x s8").c_str());
+  // The recurrent product has one row per step; the input projection all of the sequence's
+  // rows, which may take another kernel (AMX from 8 rows).
+  const std::string gemm = active_kernel("gemm s8 x s8"), many = active_kernel("gemm s8 x s8, 8+ rows");
+  std::printf("  kernels: gru step %s;\n           gemm s8 x s8 %s%s%s;\n"
+              "           1 thread; us/step = one GRU step over the held-out sequence (batch 1, median of 3)\n\n",
+              active_kernel("gru step").c_str(), gemm.c_str(), many == gemm ? "" : " (the recurrent product), ",
+              many == gemm ? "" : (many + " (the input projection, 8+ rows)").c_str());
 
   const std::vector<float> x = lm.embed_ids(held);
   const Shape xs{T, 1, lm.embed};
