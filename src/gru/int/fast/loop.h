@@ -148,10 +148,10 @@ const GruLaneKernels* active_lane_kernels();
 std::vector<KernelChoice> report_kernels();
 
 
-// The requantized input projection of every step, Wx [steps * batch, 3 * hp] per cell
-// (the layout the step kernels read), as int16: Wx is an 8- or 16-bit operator. Written
-// for all steps before the recurrence reads it (4.8 MiB at H = 256, batch 16, T = 100 as
-// int32), so its width is memory traffic.
+// The requantized input projection of a block of steps, Wx [steps * batch, 3 * hp] per
+// cell (the layout the step kernels read), as int16: Wx is an 8- or 16-bit operator, and
+// its width is memory traffic between the projection and the steps that read it (a whole
+// sequence's for a bidirectional layer, run_recurrence; a block's in run_cell_fast).
 using WxRows = cpu::AlignedVector<int16_t>;
 
 // Wx of `cells` cells that share the input q_x [rows, C]: one product with w, whose rows are
