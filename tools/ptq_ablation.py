@@ -24,8 +24,12 @@ Models:
 
 Prints one markdown table per model.
 Rows: each step alone, then all together ("all (PTQ+)", the defaults), pow2 and multiplier.
+With --ladder the rows are precisions instead, every one with the defaults: int8, then groups
+of operators at 16 bits (the state path; the gates; the GEMM outputs; all of these), int16,
+and what `--auto-bits` chooses for two target cosines. It says which operators a model needs
+wider than 8 bits to reach a given score (docs/speech_model.md reads it for the speech model).
 Usage: PYTHONPATH=build/python /usr/bin/python3 tools/ptq_ablation.py [--data DIR] [--speech DIR]
-           [--random 32,64,1 ...] [--model gru.safetensors --calib c.npy --heldout h.npy]
+           [--random 32,64,1 ...] [--model gru.safetensors --calib c.npy --heldout h.npy] [--ladder]
 """
 import argparse
 import math
@@ -52,6 +56,22 @@ ROWS = [  # name, method, rounding, bias correction
     ("+ search", "auto", "nearest", False),
     ("all (PTQ+)", "auto", "gptq", True),
 ]
+
+# --ladder: operators at 16 bits on top of int8 (docs/spec.md 3.2 names them); every row
+# quantized with the defaults.
+STATE = ("h", "old_contrib", "new_contrib")
+GATES = ("z_pre", "r_pre", "g_pre", "z_out", "r_out", "g_out", "Rh_add_br", "rRh")
+GEMM_OUT = ("Wx", "Rh")
+LADDER = [  # name, operators at 16 bits (None: the int16 preset)
+    ("int8", ()),
+    ("+ state 16", STATE),
+    ("+ gates 16", GATES),
+    ("+ GEMM out 16", GEMM_OUT),
+    ("+ state, gates 16", STATE + GATES),
+    ("+ state, gates, GEMM out 16", STATE + GATES + GEMM_OUT),
+    ("int16", None),
+]
+AUTO_BITS_TARGETS = (0.9995, 0.9999)
 
 
 def charlm(data, max_heldout):
@@ -125,34 +145,54 @@ class Metric:
         return f"{100 * (v / f - 1):+.2f}%" if self.unit == "%" else f"{v - f:+.4f}"
 
 
-def table(title, model, xc, xh, metric, save=None):
+def table(title, model, xc, xh, metric, save=None, ladder=False):
     yf, _ = model.forward(xh)
     print(f"\n{title}\n")
-    head = "| steps | scales | " + (f"{metric.name} | vs float | " if metric else "") + \
+    first = "precision" if ladder else "steps"
+    head = f"| {first} | scales | " + (f"{metric.name} | vs float | " if metric else "") + \
         "cosine | SQNR dB | calib cosine | seconds |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     if metric:
         print(f"| float | - | {metric(yf):.4f} | {metric.diff(metric(yf), metric(yf))} | 1.000000 | - | - | - |")
+
+    def row(name, scales, result, seconds):
+        y, _ = result.quantized().forward(xh)
+        a, b = yf.astype(np.float64).ravel(), y.astype(np.float64).ravel()
+        cos = float(a @ b / math.sqrt((a @ a) * (b @ b)))
+        sqnr = 10 * math.log10((a @ a) / max(((a - b) ** 2).sum(), 1e-300))
+        cells = f"| {name} | {scales} | "
+        if metric:
+            v = metric(y)
+            cells += f"{v:.4f} | {metric.diff(v, metric(yf))} | "
+        if save:
+            os.makedirs(save, exist_ok=True)
+            stem = name.replace(",", "").replace(" ", "_") if ladder else name.split()[0].strip("+")
+            np.save(os.path.join(save, f"{stem}-{scales}.npy"), y)
+        print(cells + f"{cos:.6f} | {sqnr:.1f} | {result.calib_cosine:.6f} | {seconds:.1f} |", flush=True)
+
     for scales in ("pow2", "multiplier"):
+        if ladder:
+            ptq = fixq.GruPtq(model)
+            ptq.observe(xc)
+            for name, wide in LADDER:
+                config = fixq.GruQuantConfig("int16", scales) if wide is None else \
+                    fixq.GruQuantConfig("int8", scales, {op: 16 for op in wide})
+                t = time.time()
+                r = ptq.quantize(config)
+                row(name, scales, r, time.time() - t)
+            for target in AUTO_BITS_TARGETS:
+                t = time.time()
+                a = ptq.auto_bits("int8", scales, target_cosine=target)
+                wide = ", ".join(a.promoted) or "none"
+                row(f"auto-bits {target} ({wide})", scales, a.result, time.time() - t)
+            continue
         for name, method, rounding, bias in ROWS:
             t = time.time()
             ptq = fixq.GruPtq(model, method=method, rounding=rounding, bias_correction=bias)
             ptq.observe(xc)
             r = ptq.quantize("int8", scales)
-            seconds = time.time() - t
-            y, _ = r.quantized().forward(xh)
-            a, b = yf.astype(np.float64).ravel(), y.astype(np.float64).ravel()
-            cos = float(a @ b / math.sqrt((a @ a) * (b @ b)))
-            sqnr = 10 * math.log10((a @ a) / max(((a - b) ** 2).sum(), 1e-300))
-            cells = f"| {name} | {scales} | "
-            if metric:
-                v = metric(y)
-                cells += f"{v:.4f} | {metric.diff(v, metric(yf))} | "
-            if save:
-                os.makedirs(save, exist_ok=True)
-                np.save(os.path.join(save, f"{name.split()[0].strip('+')}-{scales}.npy"), y)
-            print(cells + f"{cos:.6f} | {sqnr:.1f} | {r.calib_cosine:.6f} | {seconds:.1f} |", flush=True)
+            row(name, scales, r, time.time() - t)
 
 
 def main():
@@ -165,6 +205,7 @@ def main():
     ap.add_argument("--heldout", help="with --model: held-out sequences .npy [T, B, C]")
     ap.add_argument("--save-outputs", metavar="DIR", help="with --model: each row's held-out output as DIR/<step>-<scales>.npy")
     ap.add_argument("--max-heldout", type=int, default=30000)
+    ap.add_argument("--ladder", action="store_true", help="rows of precisions (operators at 16 bits), not of steps")
     args = ap.parse_args()
     if args.model and not (args.calib and args.heldout):
         ap.error("--model needs --calib and --heldout")
@@ -172,13 +213,13 @@ def main():
     others = args.random or args.speech or args.model
     datas = args.data if args.data is not None else ([] if others else [os.path.join(ROOT, "data", "charlm")])
     for d in datas:
-        table(*charlm(d, args.max_heldout))
+        table(*charlm(d, args.max_heldout), ladder=args.ladder)
     for d in args.speech or []:
-        table(*speech(d))
+        table(*speech(d), ladder=args.ladder)
     if args.model:
-        table(*own_model(args.model, args.calib, args.heldout), save=args.save_outputs)
+        table(*own_model(args.model, args.calib, args.heldout), save=args.save_outputs, ladder=args.ladder)
     for spec in args.random or []:
-        table(*random_gru(spec))
+        table(*random_gru(spec), ladder=args.ladder)
 
 
 if __name__ == "__main__":
