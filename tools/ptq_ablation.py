@@ -34,6 +34,7 @@ Usage: PYTHONPATH=build/python /usr/bin/python3 tools/ptq_ablation.py [--data DI
 import argparse
 import math
 import os
+import re
 import sys
 import time
 
@@ -167,7 +168,9 @@ def table(title, model, xc, xh, metric, save=None, ladder=False):
             cells += f"{v:.4f} | {metric.diff(v, metric(yf))} | "
         if save:
             os.makedirs(save, exist_ok=True)
-            stem = name.replace(",", "").replace(" ", "_") if ladder else name.split()[0].strip("+")
+            # "+ state, gates 16" -> state_gates_16; auto-bits rows without their operator list
+            stem = re.sub(r"[^A-Za-z0-9.]+", "_", name.split(" (")[0]).strip("_") if ladder else \
+                name.split()[0].strip("+")
             np.save(os.path.join(save, f"{stem}-{scales}.npy"), y)
         print(cells + f"{cos:.6f} | {sqnr:.1f} | {result.calib_cosine:.6f} | {seconds:.1f} |", flush=True)
 
@@ -203,7 +206,7 @@ def main():
     ap.add_argument("--model", help="your own GRU: a model file GruModel.load reads (safetensors, fixq, ONNX)")
     ap.add_argument("--calib", help="with --model: calibration sequences .npy [T, B, C]")
     ap.add_argument("--heldout", help="with --model: held-out sequences .npy [T, B, C]")
-    ap.add_argument("--save-outputs", metavar="DIR", help="with --model: each row's held-out output as DIR/<step>-<scales>.npy")
+    ap.add_argument("--save-outputs", metavar="DIR", help="with --model: each row's held-out output as DIR/<row>-<scales>.npy")
     ap.add_argument("--max-heldout", type=int, default=30000)
     ap.add_argument("--ladder", action="store_true", help="rows of precisions (operators at 16 bits), not of steps")
     args = ap.parse_args()
