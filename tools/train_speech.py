@@ -199,16 +199,24 @@ def stack(items):
     return [np.stack([it[i] for it in items], axis=1) for i in range(3)]
 
 
-PREFIX_STEP = 150  # the step whose weights' digest metrics.json records for --stop-after
+PREFIX_STEP = 150  # the steps whose losses (and the weights after them) metrics.json records for --stop-after
 
 
 def weights_digest(model):
-    """SHA-256 of the parameters' float32 bytes, in state_dict order."""
+    """SHA-256 of the parameters' float32 bytes, in state_dict order. Bit-exact only among
+    machines whose float kernels (OpenBLAS's by CPU, ATen's by ISA) round alike: a record,
+    not a check (tests/python/test_speech_regen.py compares the losses and weights_rms)."""
     h = hashlib.sha256()
     for name, v in model.state_dict().items():
         h.update(name.encode())
         h.update(np.ascontiguousarray(v.detach().numpy(), dtype="<f4").tobytes())
     return h.hexdigest()
+
+
+def weights_rms(model):
+    """Each parameter tensor's root mean square, in float64, by state_dict name."""
+    return {name: math.sqrt(float(np.mean(np.square(v.detach().numpy().astype(np.float64)))))
+            for name, v in model.state_dict().items()}
 
 
 def save_arrays(out, arrays):
@@ -324,7 +332,8 @@ def main():
     order, pos = torch.randperm(x_train.shape[1], generator=gen), 0
     t0 = time.time()
     run_loss, run_n = 0.0, 0
-    digests = {}
+    digests, rms = {}, {}
+    losses = []  # the training loss of each of the first PREFIX_STEP (or --stop-after) steps
     for step in range(1, args.steps + 1):
         if pos + args.batch > len(order):
             order, pos = torch.randperm(x_train.shape[1], generator=gen), 0
@@ -339,6 +348,8 @@ def main():
         opt.step()
         sched.step()
         run_loss += loss.item()
+        if step <= max(PREFIX_STEP, args.stop_after or 0):
+            losses.append(loss.item())
         run_n += 1
         if step % args.log_every == 0 or step == args.steps:
             print(f"step {step:5d}  train mask MSE {run_loss / run_n:.5f}  lr {sched.get_last_lr()[0]:.2e}  "
@@ -346,13 +357,15 @@ def main():
             run_loss, run_n = 0.0, 0
         if step == PREFIX_STEP or step == args.stop_after:
             digests[str(step)] = weights_digest(model)
+            rms[str(step)] = weights_rms(model)
         if step == args.stop_after:
             break
     train_seconds = time.time() - t0
     if args.stop_after is not None:
         write_data_files(args.out, calib_items, held_items, features, calib_meta, held_meta, mean, std, args)
         with open(os.path.join(args.out, "prefix.json"), "w") as fh:
-            json.dump({"step": args.stop_after, "weights_sha256": digests[str(args.stop_after)]}, fh)
+            json.dump({"step": args.stop_after, "weights_sha256": digests[str(args.stop_after)], "losses": losses,
+                       "weights_rms": rms[str(args.stop_after)]}, fh)
             fh.write("\n")
         print(f"wrote the data files and the weights' digest after step {args.stop_after} to {args.out} "
               f"({time.time() - t_start:.0f} s in all)")
@@ -383,6 +396,7 @@ def main():
             "clip": args.clip, "seed": args.seed, "train_segments": args.train_segments, "chunk": args.chunk,
             "torch_version": torch.__version__, "numpy_version": np.__version__,
             "weights_sha256_after_step": digests,
+            "train_loss_first_steps": losses[:PREFIX_STEP], "weights_rms_after_step": {str(PREFIX_STEP): rms[str(PREFIX_STEP)]},
             "espeak_ng": subprocess.run(["espeak-ng", "--version"], capture_output=True, text=True).stdout.split("Data")[0].strip(),
         }, fh, indent=1)
         fh.write("\n")
