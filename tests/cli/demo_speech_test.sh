@@ -37,7 +37,7 @@ for bits in ("int16", "int8"):
 if package:
     assert abs(rows[("torch f32", "-")] - want) <= 5e-5, rows
     assert ("torch int8", "onednn") in rows or ("torch int8", "qnnpack") in rows, rows
-    assert abs(max(v for k, v in rows.items() if k[0] == "torch int8") - rec["torch_best"]) <= 5e-5 + rec["torch_rounding"], rows
+    assert abs(max(v for k, v in rows.items() if k[0] == "torch int8") - rec["torch_best"]) <= 5e-5 + rec["torch_spread"], rows
 else:
     assert "(PyTorch rows left out: " in part and not any(k[0].startswith("torch") for k in rows), part
 m = re.search(r"segmental SNR (-?\d+\.\d+) dB -> (-?\d+\.\d+) dB \(([+-]\d+\.\d+) dB\) over its (\d+) frames;\s+(\d+\.\d+) us per", part)

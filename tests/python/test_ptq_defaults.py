@@ -2,11 +2,12 @@
 their held-out data with their own task metric: bits per character for the char-LM
 (data/charlm), segmental SNR improvement for the speech-enhancement model (data/speech).
 
-Every figure is deterministic (integer GRU, fixed calibration data), so each is compared
+Every fixq figure is deterministic (integer GRU, fixed calibration data), so each is compared
 with the recorded one (recorded_ptq_figures.json, also the demo's) to within the rounding
 of the recorded digits; and each is held to its budget against float and against PyTorch's
-dynamic int8 GRU on its best engine, scored in the same run by the tools/ scripts the demo
-runs. A budget that the defaults do not meet is recorded as such ("meets": false) and
+dynamic int8 GRU on its best engine, as recorded. torch's own figure, scored in the same run
+by the tools/ scripts the demo runs, depends on the CPU's float kernels: it is held within
+the record's torch_spread. A budget that the defaults do not meet is recorded as such ("meets": false) and
 checked in that direction too, so that a change to the defaults that wins or loses on a
 budget shows here, and the record is updated with it.
 """
@@ -88,9 +89,14 @@ def test_speech_float_model_equals_torch(speech):
 
 
 def check(model_name, figures, float_figure, torch_best, higher_is_better, int16_budget):
+    """fixq's figures are deterministic and must equal the record to its rounding; torch's
+    are not (its float kernels, and so where its dynamic int8 rounds the activations, depend
+    on the CPU), so the live torch figure is only held within torch_spread of the recorded
+    one, and the int8 "meets" is judged against the recorded torch figure, not the live one
+    (charlm's int8 multiplier ties torch to within the spread)."""
     rec = RECORDED[model_name]
     assert abs(float_figure - rec["float"]) <= rec["rounding"], (float_figure, rec["float"])
-    assert abs(torch_best - rec["torch_best"]) <= rec["torch_rounding"], (torch_best, rec["torch_best"])
+    assert abs(torch_best - rec["torch_best"]) <= rec["torch_spread"], (torch_best, rec["torch_best"])
     sign = 1.0 if higher_is_better else -1.0
     for key, value in figures.items():
         assert abs(value - rec[key]["value"]) <= rec["rounding"], (model_name, key, value, rec[key])
@@ -98,8 +104,8 @@ def check(model_name, figures, float_figure, torch_best, higher_is_better, int16
             within = abs(value - float_figure) <= int16_budget
             assert within == rec[key]["meets"], (model_name, key, value, float_figure)
         else:
-            # no worse than torch's dynamic int8 on its best engine
-            at_least = sign * (value - torch_best) >= 0
+            # no worse than torch's dynamic int8 on its best engine, as recorded
+            at_least = sign * (rec[key]["value"] - rec["torch_best"]) >= 0
             assert at_least == rec[key]["meets"], (model_name, key, value, torch_best)
 
 
