@@ -109,8 +109,12 @@ def write_reference(gru, args):
     """Runs torch on a random input and saves input, h0 and the outputs."""
     T, B = args.seq_len, args.batch
     D = 2 if gru.bidirectional else 1
-    x = torch.randn(T, B, gru.input_size)
-    h0 = torch.randn(gru.num_layers * D, B, gru.hidden_size) if args.h0 else None
+    # numpy's generator, not torch.randn: torch draws 16 or more normals with a vectorised
+    # Box-Muller whose bits depend on ATen's ISA, so the same seed gave another input on a
+    # CPU without AVX2; numpy's PCG64 + ziggurat is the same on every CPU.
+    rng = np.random.default_rng(args.seed)
+    x = torch.from_numpy(rng.standard_normal((T, B, gru.input_size), dtype=np.float32))
+    h0 = torch.from_numpy(rng.standard_normal((gru.num_layers * D, B, gru.hidden_size), dtype=np.float32)) if args.h0 else None
     with torch.no_grad():
         if args.lengths:
             packed = nn.utils.rnn.pack_padded_sequence(x, torch.tensor(args.lengths), enforce_sorted=False)
