@@ -8,7 +8,10 @@
 //   r  = sigmoid(Wx_r + Rh_r + bx_r + br_r)
 //   g  = tanh(Wx_g + r * (Rh_g + br_g) + bx_g)        (r only scales the recurrent part)
 //   h' = z * h + (1 - z) * g
-// This is exactly torch.nn.GRU (whose gate order is r, z, n; import reorders) and Haste.
+// This is exactly torch.nn.GRU (whose gate order is r, z, n; import reorders) and Haste: the
+// reset-after cell. A model may instead be of the reset-before cell (GruCellKind below),
+//   g  = tanh(Wx_g + R_g (r * h) + bx_g + br_g)       (r scales h before the product)
+// z, r and h' unchanged (docs/spec.md 5.4 has its float and integer definitions).
 //
 // Tensors: input x [T, B, C] time-major (batch_first [B, T, C] as an option), output
 // y [T, B, D*H] (D = 2 when bidirectional: forward then reverse halves), final state
@@ -76,6 +79,22 @@ std::string to_string(GruOp op);
 // The inverse; throws fixq::Error naming the known operators for an unknown name.
 GruOp parse_gru_op(const std::string& name);
 
+// Which GRU cell a model is: where the reset gate r meets the state (docs/spec.md 5.4).
+//   ResetAfter  (the default): g = tanh(Wx_g + bx_g + r * (R_g h + br_g)): torch.nn.GRU,
+//               cuDNN, Haste, ONNX linear_before_reset = 1, Keras reset_after = True.
+//   ResetBefore: g = tanh(Wx_g + bx_g + R_g (r * h) + br_g): ONNX's default
+//               linear_before_reset = 0, Keras reset_after = False, TF1 GRUCell, RNNoise 2017.
+// z, r and h' are the same in both; every cell of a model is of one kind.
+enum class GruCellKind { ResetAfter, ResetBefore };
+// "reset_after", "reset_before": the one spelling of the API, the files and Python.
+std::string to_string(GruCellKind kind);
+// The inverse; throws fixq::Error naming both for any other name (`what`: where it was read).
+GruCellKind parse_gru_cell_kind(const std::string& name, const std::string& what = "GRU cell");
+// Whether a cell of this kind computes op. The reset-before cell has no Rh_add_br and no
+// rRh (its reset gate meets h before the product, docs/spec.md 5.4); their parameters are
+// kept in the table, placeholders that nothing reads.
+bool gru_op_used(GruOp op, GruCellKind kind);
+
 // One direction of one layer, Haste gate order (z, r, g).
 struct GruCell {
   int64_t input_size = 0;
@@ -92,6 +111,7 @@ struct GruModel {
   int64_t num_layers = 1;
   bool bidirectional = false;
   std::vector<GruCell> cells;  // [layer * D + direction]; layer l > 0 has input D*H
+  GruCellKind cell_kind = GruCellKind::ResetAfter;  // of every cell
 
   int directions() const { return bidirectional ? 2 : 1; }
   const GruCell& cell(int layer, int direction) const { return cells[static_cast<size_t>(layer * directions() + direction)]; }
@@ -105,6 +125,9 @@ struct GruModel {
 // computation produces them:
 //   x, Wx, Rh, z_pre, z_out, r_pre, r_out, Rh_add_br, rRh, g_pre, g_out, old_contrib,
 //   new_contrib, h
+// (A reset-before model reports x, Wx, z_pre, z_out, r_pre, r_out, Rh, g_pre, g_out,
+// old_contrib, new_contrib, h: its Rh's g rows are R_g (r * h), known only after r; it has
+// no Rh_add_br or rRh.)
 // Layers run in order, and within a layer the forward direction before the reverse one;
 // steps are reported in processing order (the reverse direction runs t = T-1 .. 0). A step
 // at which no item runs (every length <= t) is not reported. W, R, Bx and Br are

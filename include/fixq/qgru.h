@@ -169,6 +169,10 @@ struct GruCellConstants {
   std::vector<int32_t> bias_z, bias_r, bias_rhab, bias_g;  // [H] (spec 4.2)
   int32_t q_one = 0;                                       // spec 4.3
   ActivationLut sig_z, sig_r, tanh_g;                      // spec 4.4
+  // The reset-before cell (spec 5.4): r * h -> h and Rh -> g_pre; bias_g then holds
+  // bx_g + br_g, and rh_to_rhab, rrh_to_g, rrh_mul, bias_rhab are unused.
+  GruCellKind cell_kind = GruCellKind::ResetAfter;
+  FixedPointScale reset_mul, rh_to_g;
   // Layers above the first: per direction d of the layer below, the rescale of its h into
   // this cell's x parameters (spec 6.4); empty for layer 0.
   std::vector<FixedPointScale> x_from_below;
@@ -187,6 +191,11 @@ class QuantizedGru {
   int64_t hidden_size() const;
   int num_layers() const;
   bool bidirectional() const;
+  // The model's cell (fixq/gru.h GruCellKind), from the float model it was built from or
+  // from the file. A reset-before model runs the reference loop on every CPU
+  // (vectorized_cells() is all false); code that re-expresses the step (cell_constants)
+  // must check it.
+  GruCellKind cell_kind() const;
   // Per cell ([layer * directions + direction]): whether it runs the vectorised loop on
   // this CPU. Both loops compute the same integers; a cell stays on the reference loop
   // when its parameters could take an intermediate outside the vector lanes' int32.
@@ -207,6 +216,8 @@ class QuantizedGru {
   // activation tables (I32), and the parameters JSON plus the float model's shape in
   // __metadata__ ("fixq.format": "gru-quantized", "fixq.version": "2"). load() also reads
   // version 1 files (written before the tables were stored) by rebuilding their tables.
+  // A reset-before model is written as version 3, version 2 plus "cell": "reset_before",
+  // so that a fixq that reads only 1 and 2 refuses it rather than running the wrong cell.
   void save(const std::string& path) const;
   static QuantizedGru load(const std::string& path);
 

@@ -20,7 +20,11 @@ class QuantGRU(nn.Module):
     Build one with :meth:`from_float` (calibrate a float ``nn.GRU``), :meth:`load` (a
     ``.fixq`` file, e.g. from ``fixq gru quantize``) or :meth:`from_quantized` (a
     :class:`fixq.QuantizedGru`). Attributes ``input_size``, ``hidden_size``,
-    ``num_layers``, ``bidirectional`` and ``batch_first`` are as ``nn.GRU``'s.
+    ``num_layers``, ``bidirectional`` and ``batch_first`` are as ``nn.GRU``'s;
+    ``cell_kind`` is ``"reset_after"`` (``nn.GRU``'s cell, all that :meth:`from_float`
+    makes) or ``"reset_before"`` for a loaded model of that cell (an ONNX GRU with
+    ``linear_before_reset = 0``, ``fixq gru quantize``; docs/spec.md 5.4), which runs the
+    same way.
 
     The integer model is not made of torch parameters: ``state_dict()`` is empty and
     ``.to()`` / ``.half()`` change nothing; persist it with :meth:`save` (a ``.fixq``
@@ -37,6 +41,7 @@ class QuantGRU(nn.Module):
         self.hidden_size = quantized.hidden_size
         self.num_layers = quantized.num_layers
         self.bidirectional = quantized.bidirectional
+        self.cell_kind = quantized.cell_kind
         self.batch_first = bool(batch_first)
 
     # ---- construction ------------------------------------------------------------------

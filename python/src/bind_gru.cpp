@@ -27,10 +27,12 @@ NamedTensor named_tensor(const std::string& name, const pyb::handle& value) {
   return t;
 }
 
-GruModel from_state_dict(const pyb::dict& sd) {
+GruModel from_state_dict(const pyb::dict& sd, const std::string& cell_kind) {
   std::vector<NamedTensor> tensors;
   for (const auto& [k, v] : sd) tensors.push_back(named_tensor(pyb::str(k).cast<std::string>(), v));
-  return gru_from_torch(tensors);
+  GruModel m = gru_from_torch(tensors);
+  m.cell_kind = parse_gru_cell_kind(cell_kind, "cell_kind");
+  return m;
 }
 
 GruModel from_torch(const pyb::object& module) {
@@ -39,7 +41,7 @@ GruModel from_torch(const pyb::object& module) {
     if (mode != "GRU") fail("from_torch: expected a torch.nn.GRU, got a module of mode '", mode, "'");
   }
   if (!pyb::hasattr(module, "state_dict")) fail("from_torch: expected a torch.nn.GRU (an object with state_dict())");
-  return from_state_dict(module.attr("state_dict")().cast<pyb::dict>());
+  return from_state_dict(module.attr("state_dict")().cast<pyb::dict>(), "reset_after");  // nn.GRU's cell
 }
 
 pyb::dict state_dict(const GruModel& m) {
@@ -98,9 +100,11 @@ void bind_gru(pyb::module_& m) {
                         "GruModel.load(path) (safetensors or ONNX).")
       .def_static("from_torch", &from_torch, "module"_a,
                   "The float GRU of a torch.nn.GRU (its weights are copied; batch_first is a forward() argument here).")
-      .def_static("from_state_dict", &from_state_dict, "state_dict"_a,
+      .def_static("from_state_dict", &from_state_dict, "state_dict"_a, "cell_kind"_a = "reset_after",
                   "From an nn.GRU state_dict: {name: array or tensor} with torch's names (weight_ih_l0, ...) and gate\n"
-                  "order (r, z, n). Shapes decide the sizes; missing biases are zero.")
+                  "order (r, z, n). Shapes decide the sizes; missing biases are zero. cell_kind: 'reset_after' (nn.GRU's\n"
+                  "cell) or 'reset_before' (r multiplies h before R: Keras reset_after=False, ONNX linear_before_reset=0)\n"
+                  "for weights of that cell laid out the same way.")
       .def_static(
           "load",
           [](const pyb::object& path, const std::string& prefix) {
@@ -123,6 +127,8 @@ void bind_gru(pyb::module_& m) {
       .def_readonly("hidden_size", &GruModel::hidden_size)
       .def_readonly("num_layers", &GruModel::num_layers)
       .def_readonly("bidirectional", &GruModel::bidirectional)
+      .def_property_readonly("cell_kind", [](const GruModel& g) { return to_string(g.cell_kind); },
+                             "'reset_after' (torch.nn.GRU's cell) or 'reset_before' (docs/spec.md 5.4)")
       .def_property_readonly("directions", &GruModel::directions)
       .def("forward", &forward, "x"_a, "h0"_a = pyb::none(), "lengths"_a = pyb::none(), "batch_first"_a = false,
            "threads"_a = 1,

@@ -198,6 +198,11 @@ pyb::dict cell_constants(const QuantizedGru& q, size_t c) {
   d["bias_rhab"] = ints(k.bias_rhab, {H});
   d["bias_g"] = ints(k.bias_g, {H});
   d["q_one"] = k.q_one;
+  d["cell_kind"] = to_string(k.cell_kind);
+  if (k.cell_kind == GruCellKind::ResetBefore) {  // spec 5.4's two ratios
+    d["reset_mul"] = scale_dict(k.reset_mul);
+    d["rh_to_g"] = scale_dict(k.rh_to_g);
+  }
   d["sig_z"] = lut_dict(k.sig_z);
   d["sig_r"] = lut_dict(k.sig_r);
   d["tanh_g"] = lut_dict(k.tanh_g);
@@ -344,6 +349,8 @@ void bind_qgru(pyb::module_& m) {
       .def_property_readonly("hidden_size", &QuantizedGru::hidden_size)
       .def_property_readonly("num_layers", &QuantizedGru::num_layers)
       .def_property_readonly("bidirectional", &QuantizedGru::bidirectional)
+      .def_property_readonly("cell_kind", [](const QuantizedGru& q) { return to_string(q.cell_kind()); },
+                             "'reset_after' or 'reset_before' (docs/spec.md 5.4)")
       .def_property_readonly("directions", [](const QuantizedGru& q) { return q.bidirectional() ? 2 : 1; })
       .def("cell_constants", &cell_constants, "cell"_a,
            "Every integer constant of one cell ([layer * D + direction]) as the build derived it (docs/spec.md\n"

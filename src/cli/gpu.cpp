@@ -19,12 +19,21 @@ namespace {
     "this fixq was built without its CUDA part (FIXQ_CUDA=OFF, or no CUDA toolkit when it was configured); rebuild "
     "where nvcc is installed to use --device cuda";
 
+// The GPU part runs the reset-after cell only: a reset-before model is refused here, where
+// it enters that path, before any upload (src/cuda reads the plans as reset-after ones).
+void require_gpu_cell(const QuantizedGru& model) {
+  if (model.cell_kind() != GruCellKind::ResetAfter)
+    fail("--device cuda runs the reset_after GRU cell only (torch.nn.GRU, ONNX linear_before_reset = 1); this model's "
+         "cell is ", to_string(model.cell_kind()), ": run it with --device cpu");
+}
+
 }  // namespace
 
 #if FIXQ_WITH_CUDA
 
 GruOutput gru_forward_cuda(const QuantizedGru& model, const float* x, const Shape& x_shape, const GruRunOptions& options,
                            std::string* device) {
+  require_gpu_cell(model);
   const cuda::GpuGru gpu(model);
   *device = gpu.device().name;
   return gpu.forward(x, x_shape, options);
@@ -58,7 +67,8 @@ void bench_gemm_cuda(bool quick) { bench::bench_gemm_cuda({quick}); }
 
 #else
 
-GruOutput gru_forward_cuda(const QuantizedGru&, const float*, const Shape&, const GruRunOptions&, std::string*) {
+GruOutput gru_forward_cuda(const QuantizedGru& model, const float*, const Shape&, const GruRunOptions&, std::string*) {
+  require_gpu_cell(model);
   fail(kNotBuilt);
 }
 

@@ -118,6 +118,11 @@ std::array<std::pair<const char*, const FixedPointScale*>, 12> ratios(const GruC
 }
 
 Model model_of(const QuantizedGru& q) {
+  // The generated step is the reset-after cell's (docs/spec.md 7.4); the reset-before one
+  // (5.4) has a third product per step that the generator does not write yet.
+  if (q.cell_kind() != GruCellKind::ResetAfter)
+    fail("C export: the model's cell is ", to_string(q.cell_kind()), "; export-c writes only the reset_after cell "
+         "(torch.nn.GRU, ONNX linear_before_reset = 1); run this model with `fixq gru run` or the library");
   const GruQuantConfig& cfg = q.params().config;
   Model r{&q.params(), {}, q.num_layers(), q.bidirectional() ? 2 : 1, q.input_size(), q.hidden_size(),
           cfg.bits_of(GruOp::X), cfg.bits_of(GruOp::H), cfg.bits_of(GruOp::W), cfg.bits_of(GruOp::R)};

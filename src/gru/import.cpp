@@ -155,6 +155,11 @@ GruModel gru_from_torch(const std::vector<NamedTensor>& state_dict) {
 
 std::vector<NamedTensor> gru_to_torch(const GruModel& model) {
   model.validate();
+  // A state_dict (and so the float model file) has no place for the cell's kind: written
+  // out, a reset-before model would read back as torch's reset-after nn.GRU.
+  if (model.cell_kind != GruCellKind::ResetAfter)
+    fail("gru_to_torch: a ", to_string(model.cell_kind), " GRU is not an nn.GRU (torch's cell is reset_after); "
+         "quantize it from its ONNX file, or keep it as a QuantizedGru (.fixq)");
   const int64_t H = model.hidden_size;
   std::vector<NamedTensor> state_dict;
   for (int layer = 0; layer < model.num_layers; ++layer) {

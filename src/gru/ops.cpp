@@ -29,4 +29,22 @@ GruOp parse_gru_op(const std::string& name) {
   fail("unknown GRU operator '", name, "' (known: ", known, ")");
 }
 
+std::string to_string(GruCellKind kind) {
+  switch (kind) {
+    case GruCellKind::ResetAfter: return "reset_after";
+    case GruCellKind::ResetBefore: return "reset_before";
+  }
+  fail("invalid GruCellKind value ", static_cast<int>(kind));
+}
+
+GruCellKind parse_gru_cell_kind(const std::string& name, const std::string& what) {
+  for (GruCellKind k : {GruCellKind::ResetAfter, GruCellKind::ResetBefore})
+    if (name == to_string(k)) return k;
+  fail(what, " '", name, "' is not one of: reset_after, reset_before");
+}
+
+bool gru_op_used(GruOp op, GruCellKind kind) {
+  return kind == GruCellKind::ResetAfter || (op != GruOp::RhAddBr && op != GruOp::RRh);
+}
+
 }  // namespace fixq

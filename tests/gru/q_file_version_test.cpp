@@ -136,8 +136,11 @@ TEST(FileVersion2, BadTablesAndVersionsAreClearErrors) {
   rewrite(b, bad, {{"cell0.tanh_g", t}}, {});
   expect_error([&] { QuantizedGru::load(bad); }, "cell0.tanh_g", "entry 17 = 300", "outside the output range [-128, 127]");
   // A version this fixq does not know.
+  rewrite(b, bad, {}, {{"fixq.version", "4"}});
+  expect_error([&] { QuantizedGru::load(bad); }, "file version '4'", "1, 2 or 3");
+  // Version 3 (the reset-before cell, reset_before_test.cpp) must name its cell.
   rewrite(b, bad, {}, {{"fixq.version", "3"}});
-  expect_error([&] { QuantizedGru::load(bad); }, "file version '3'", "1 or 2");
+  expect_error([&] { QuantizedGru::load(bad); }, "version 3 file must name its cell", "'cell'");
   // A version 2 file that lacks a table.
   {
     const SafetensorsFile f(b);

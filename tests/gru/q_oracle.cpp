@@ -79,10 +79,15 @@ struct Cell {
   Ratio wx_to_z, rh_to_z, wx_to_r, rh_to_r, rh_to_rhab, wx_to_g, rrh_to_g, rrh_mul, old_mul, new_mul, old_to_h, new_to_h;
   std::vector<int64_t> bias_z, bias_r, bias_rhab, bias_g;
   int64_t q_one = 0;
+  // Spec 5.4, the reset-before cell: r * h -> h, Rh -> g_pre, and g_pre's bias bx_g + br_g.
+  bool reset_before = false;
+  Ratio reset_mul, rh_to_g;
+  std::vector<int64_t> bias_g_rb;
 };
 
-Cell make_cell(const GruCell& m, const GruCellParams& p, ScaleKind kind) {
+Cell make_cell(const GruCell& m, const GruCellParams& p, ScaleKind kind, GruCellKind cell_kind) {
   Cell c(p);
+  c.reset_before = cell_kind == GruCellKind::ResetBefore;
   c.C = m.input_size;
   c.H = m.hidden_size;
   const int64_t H3 = 3 * c.H;
@@ -97,9 +102,15 @@ Cell make_cell(const GruCell& m, const GruCellParams& p, ScaleKind kind) {
   }
   c.wx_to_z = rho(c.wx.s / c.zp.s), c.rh_to_z = rho(c.rh.s / c.zp.s);
   c.wx_to_r = rho(c.wx.s / c.rp.s), c.rh_to_r = rho(c.rh.s / c.rp.s);
-  c.rh_to_rhab = rho(c.rh.s / c.ab.s);
-  c.wx_to_g = rho(c.wx.s / c.gp.s), c.rrh_to_g = rho(c.rr.s / c.gp.s);
-  c.rrh_mul = rho(c.ro.s * c.ab.s / c.rr.s);
+  c.wx_to_g = rho(c.wx.s / c.gp.s);
+  if (c.reset_before) {
+    c.reset_mul = rho(c.ro.s);  // S_r_out S_h / S_h
+    c.rh_to_g = rho(c.rh.s / c.gp.s);
+  } else {
+    c.rh_to_rhab = rho(c.rh.s / c.ab.s);
+    c.rrh_to_g = rho(c.rr.s / c.gp.s);
+    c.rrh_mul = rho(c.ro.s * c.ab.s / c.rr.s);
+  }
   c.old_mul = rho(c.zo.s * c.h.s / c.oc.s);
   c.new_mul = rho(c.zo.s * c.go.s / c.nc.s);
   c.old_to_h = rho(c.oc.s / c.h.s), c.new_to_h = rho(c.nc.s / c.h.s);
@@ -114,8 +125,12 @@ Cell make_cell(const GruCell& m, const GruCellParams& p, ScaleKind kind) {
     const int64_t z = j, r = c.H + j, g = 2 * c.H + j;
     c.bias_z.push_back(sat32(K(bx, GruOp::Bx, z, c.zp.s) + K(br, GruOp::Br, z, c.zp.s)));
     c.bias_r.push_back(sat32(K(bx, GruOp::Bx, r, c.rp.s) + K(br, GruOp::Br, r, c.rp.s)));
-    c.bias_rhab.push_back(K(br, GruOp::Br, g, c.ab.s));
-    c.bias_g.push_back(K(bx, GruOp::Bx, g, c.gp.s));
+    if (c.reset_before) {
+      c.bias_g_rb.push_back(sat32(K(bx, GruOp::Bx, g, c.gp.s) + K(br, GruOp::Br, g, c.gp.s)));
+    } else {
+      c.bias_rhab.push_back(K(br, GruOp::Br, g, c.ab.s));
+      c.bias_g.push_back(K(bx, GruOp::Bx, g, c.gp.s));
+    }
   }
   // 4.3
   c.q_one = static_cast<int64_t>(std::nearbyint(1.0 / c.zo.s)) + c.zo.z;
@@ -150,6 +165,37 @@ int32_t update_unit(const Cell& c, int64_t j, const int32_t* wx, const int32_t* 
   return c.h.sat(apply(c.old_to_h, old_c - c.oc.z) + apply(c.new_to_h, new_c - c.nc.z) + c.h.z);
 }
 
+// Spec 5.4: the reset-before step of one item, from its Wx row, its old state hb [H] and
+// the cell's R: z, r of every unit, r * h in h's parameters, R_g (r * h), then g and h'.
+std::vector<int32_t> reset_before_step(const Cell& c, const int32_t* wx, const int32_t* hb) {
+  const int64_t H = c.H;
+  std::vector<int32_t> z(static_cast<size_t>(H)), reset_h(static_cast<size_t>(H)), out(static_cast<size_t>(H));
+  for (int64_t j = 0; j < H; ++j) {
+    const size_t u = static_cast<size_t>(j);
+    const int64_t rh_z = gemm_row(c.R, j, H, hb, c.h.z, c.rh_scale[u], c.rh) - c.rh.z;
+    const int64_t rh_r = gemm_row(c.R, H + j, H, hb, c.h.z, c.rh_scale[static_cast<size_t>(H + j)], c.rh) - c.rh.z;
+    const int32_t z_pre = c.zp.sat(apply(c.wx_to_z, wx[j] - c.wx.z) + apply(c.rh_to_z, rh_z) + c.bias_z[u] + c.zp.z);
+    const int32_t r_pre = c.rp.sat(apply(c.wx_to_r, wx[H + j] - c.wx.z) + apply(c.rh_to_r, rh_r) + c.bias_r[u] + c.rp.z);
+    z[u] = c.sig_z(z_pre);
+    const int32_t r = c.sig_r(r_pre);
+    reset_h[u] = c.h.sat(apply(c.reset_mul, int64_t{r - c.ro.z} * (hb[j] - c.h.z)) + c.h.z);
+  }
+  for (int64_t j = 0; j < H; ++j) {
+    const size_t u = static_cast<size_t>(j);
+    const int64_t rh_g =
+        gemm_row(c.R, 2 * H + j, H, reset_h.data(), c.h.z, c.rh_scale[static_cast<size_t>(2 * H + j)], c.rh) - c.rh.z;
+    const int32_t g_pre =
+        c.gp.sat(apply(c.wx_to_g, wx[2 * H + j] - c.wx.z) + apply(c.rh_to_g, rh_g) + c.bias_g_rb[u] + c.gp.z);
+    const int32_t g = c.tanh_g(g_pre);
+    const int32_t h = hb[j];
+    const int32_t old_c = c.oc.sat(apply(c.old_mul, int64_t{z[u] - c.zo.z} * (h - c.h.z)) + c.oc.z);
+    const int64_t one_minus_z = c.q_one - z[u] + c.zo.z;
+    const int32_t new_c = c.nc.sat(apply_wide(c.new_mul, int128{one_minus_z - c.zo.z} * (g - c.go.z)) + c.nc.z);
+    out[u] = c.h.sat(apply(c.old_to_h, old_c - c.oc.z) + apply(c.new_to_h, new_c - c.nc.z) + c.h.z);
+  }
+  return out;
+}
+
 // Spec 5 and 6.2-6.3: one cell over the layer input in [T, B, C] (already in the cell's x
 // parameters), the state q_h [B, H] updated in place, the outputs q_y [T, B, H] (Z_h where
 // a step is not computed).
@@ -165,6 +211,17 @@ std::vector<int32_t> run_cell(const Cell& c, const std::vector<int32_t>& in, int
       const int64_t t = reverse ? len - 1 - i : i;
       const int32_t* xt = in.data() + (t * B + b) * c.C;
       const int32_t* hb = q_h.data() + b * H;
+      if (c.reset_before) {
+        std::vector<int32_t> wx(static_cast<size_t>(H3));
+        for (int64_t j = 0; j < H3; ++j)
+          wx[static_cast<size_t>(j)] = gemm_row(c.W, j, c.C, xt, c.x.z, c.wx_scale[static_cast<size_t>(j)], c.wx);
+        const std::vector<int32_t> hn = reset_before_step(c, wx.data(), hb);
+        for (int64_t j = 0; j < H; ++j) {
+          next[static_cast<size_t>(b * H + j)] = hn[static_cast<size_t>(j)];
+          q_y[static_cast<size_t>((t * B + b) * H + j)] = hn[static_cast<size_t>(j)];
+        }
+        continue;
+      }
       std::vector<int32_t> wx(static_cast<size_t>(H3)), rh(static_cast<size_t>(H3));
       for (int64_t j = 0; j < H3; ++j) {
         wx[static_cast<size_t>(j)] = gemm_row(c.W, j, c.C, xt, c.x.z, c.wx_scale[static_cast<size_t>(j)], c.wx);
@@ -216,7 +273,7 @@ GruOutput forward(const GruModel& model, const GruQuantParams& params, const flo
   const int64_t H = model.hidden_size;
   const ScaleKind kind = params.config.scale_kind;
   std::vector<Cell> cells;
-  for (size_t c = 0; c < model.cells.size(); ++c) cells.push_back(make_cell(model.cells[c], params.cells[c], kind));
+  for (size_t c = 0; c < model.cells.size(); ++c) cells.push_back(make_cell(model.cells[c], params.cells[c], kind, model.cell_kind));
   // 6.1: x with cell 0's x parameters; each state from h0 with its cell's h parameters, or Z_h.
   const QuantParams& x0 = params.cells[0][GruOp::X];
   std::vector<int32_t> in(static_cast<size_t>(T * B * model.input_size));

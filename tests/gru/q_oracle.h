@@ -26,7 +26,7 @@ int64_t apply(const Ratio& r, int64_t x);  // exact product, one rounding half u
 // Spec 3.1: q = Z + RNE_SAT(fl32(x / S), qmin - Z, qmax - Z).
 int32_t quantize_value(float x, float scale, int32_t zero_point, int32_t qmin, int32_t qmax);
 
-// The integer forward pass of spec 6 (x [T, B, C] time-major, lengths empty or B entries,
+// The integer forward pass of spec 6, of the model's cell (5.2 reset-after, 5.4 reset-before) (x [T, B, C] time-major, lengths empty or B entries,
 // h0 null or [L*D, B, H]), dequantized as 6.5 says: y [T, B, D*H] with padding 0.0, h_n
 // [L*D, B, H].
 GruOutput forward(const GruModel& model, const GruQuantParams& params, const float* x, int64_t T, int64_t B,

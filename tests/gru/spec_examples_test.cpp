@@ -179,7 +179,8 @@ void expect_same_size(const std::vector<T>& a, size_t n, const char* what) {
 // ---- the checks -----------------------------------------------------------------------
 
 const std::set<std::string> kKinds = {"rounding_shift", "round_half_even", "scale_from_real", "scale_pow2",
-                                      "params_from_range", "quantize", "lut", "gru_unit"};
+                                      "params_from_range", "quantize", "lut", "gru_unit",
+                                      "gru_unit_reset_before"};
 
 TEST(spec, EveryExampleBlockParsesAndHasAKnownKind) {
   const Spec& s = spec();
@@ -463,6 +464,81 @@ TEST(spec, GruUnitUpdate) {
       const char* which = reference ? "run_cell_reference" : "run_cell";
       EXPECT_EQ(value_of(p.h, state), h_new) << which << "'s new state";
       EXPECT_EQ(value_of(p.h, y), h_new) << which << "'s output";
+    }
+  });
+}
+
+// The reset-before step of docs/spec.md 5.4: its constants, each intermediate from the
+// spec's previous values with the plan's constants, and the real loop landing on h_new.
+TEST(spec, GruUnitResetBefore) {
+  for_each_example("gru_unit_reset_before", [](Example& e) {
+    const ScaleKind kind = parse_scale_kind(e.get("scales"));
+    const std::string base = e.get("config");
+    if (base != "int8" && base != "int16") throw std::runtime_error("config must be int8 or int16");
+    const GruQuantConfig cfg = base == "int8" ? GruQuantConfig::int8(kind) : GruQuantConfig::int16(kind);
+    const GruCellParams params = cell_params(e, cfg);
+    const gru_detail::CellPlan p = gru_detail::build_plan(params, cfg, 1, 1, ints(e, "q_W", 3), ints(e, "q_R", 3),
+                                                          ints(e, "q_bx", 3), ints(e, "q_br", 3), nullptr,
+                                                          GruCellKind::ResetBefore);
+    const int32_t q_x = static_cast<int32_t>(e.i64("q_x")), q_h = static_cast<int32_t>(e.i64("q_h"));
+    expect_ratio(e, "wx_scale.2", p.wx_scale[2]);
+    expect_ratio(e, "rh_scale.2", p.rh_scale[2]);
+    expect_ratio(e, "wx_to_g", p.wx_to_g);
+    expect_ratio(e, "reset_mul", p.reset_mul);
+    expect_ratio(e, "rh_to_g", p.rh_to_g);
+    EXPECT_EQ(p.bias_z[0], e.i64("bias_z"));
+    EXPECT_EQ(p.bias_r[0], e.i64("bias_r"));
+    EXPECT_EQ(p.bias_g[0], e.i64("bias_g"));
+
+    const auto wx = e.i64s("Wx"), rh = e.i64s("Rh");
+    expect_same_size(wx, 3, "Wx");
+    expect_same_size(rh, 3, "Rh");
+    const int64_t z_pre = e.i64("z_pre"), z = e.i64("z"), r_pre = e.i64("r_pre"), r = e.i64("r");
+    const int64_t reset_h = e.i64("reset_h"), g_pre = e.i64("g_pre"), g = e.i64("g");
+    const int64_t old_c = e.i64("old_c"), omz = e.i64("one_minus_z"), new_c = e.i64("new_c"), h_new = e.i64("h_new");
+    // The products through the library's GEMM with the plan's packed parts of R.
+    auto gemm = [](const gru_detail::OpQ& in, int32_t a, const PackedB& w, const gru_detail::OpQ& out,
+                   std::span<const FixedPointScale> scale) {
+      RequantEpilogue ep;
+      ep.azp = std::span<const int32_t>(&in.zp, 1);
+      ep.scale = scale;
+      ep.zp_out = out.zp;
+      ep.out_type = out.storage;
+      ep.out_min = out.range.qmin;
+      ep.out_max = out.range.qmax;
+      const std::vector<char> a_buf = buffer_of(in, a);
+      std::vector<char> y(6, 0);
+      gemm_requant(MatrixView{in.storage, a_buf.data(), 1, 1, 1}, w, ep, y.data(), w.n());
+      std::vector<int64_t> v;
+      for (int64_t j = 0; j < w.n(); ++j) v.push_back(value_of(out, std::vector<char>(y.begin() + j * int_type_bytes(out.storage), y.end())));
+      return v;
+    };
+    EXPECT_EQ(gemm(p.x, q_x, p.w, p.wx, p.wx_scale), wx);
+    const std::span<const FixedPointScale> rs(p.rh_scale);
+    EXPECT_EQ(gemm(p.h, q_h, p.r_zr, p.rh, rs.first(2)), std::vector<int64_t>(rh.begin(), rh.begin() + 2));
+    EXPECT_EQ(gemm(p.h, static_cast<int32_t>(reset_h), p.r_g, p.rh, rs.subspan(2)), std::vector<int64_t>{rh[2]});
+    EXPECT_EQ(z_pre, sat(p.wx_to_z.apply(wx[0] - p.wx.zp) + p.rh_to_z.apply(rh[0] - p.rh.zp) + p.bias_z[0] + p.z_pre.zp, p.z_pre));
+    EXPECT_EQ(r_pre, sat(p.wx_to_r.apply(wx[1] - p.wx.zp) + p.rh_to_r.apply(rh[1] - p.rh.zp) + p.bias_r[0] + p.r_pre.zp, p.r_pre));
+    EXPECT_EQ(z, p.sig_z(static_cast<int32_t>(z_pre)));
+    EXPECT_EQ(r, p.sig_r(static_cast<int32_t>(r_pre)));
+    EXPECT_EQ(reset_h, sat(p.reset_mul.apply((r - p.r_out.zp) * (q_h - p.h.zp)) + p.h.zp, p.h));
+    EXPECT_EQ(g_pre, sat(p.wx_to_g.apply(wx[2] - p.wx.zp) + p.rh_to_g.apply(rh[2] - p.rh.zp) + p.bias_g[0] + p.g_pre.zp, p.g_pre));
+    EXPECT_EQ(g, p.tanh_g(static_cast<int32_t>(g_pre)));
+    EXPECT_EQ(old_c, sat(p.old_mul.apply((z - p.z_out.zp) * (q_h - p.h.zp)) + p.old_c.zp, p.old_c));
+    EXPECT_EQ(omz, p.q_one - z + p.z_out.zp);
+    EXPECT_EQ(new_c, sat(p.new_mul.apply((omz - p.z_out.zp) * (g - p.g_out.zp)) + p.new_c.zp, p.new_c));
+    EXPECT_EQ(h_new, sat(p.old_to_h.apply(old_c - p.old_c.zp) + p.new_to_h.apply(new_c - p.new_c.zp) + p.h.zp, p.h));
+    // The loops, one step with H = B = T = 1: the reference and the dispatched one.
+    const std::vector<char> x_buf = buffer_of(p.x, q_x);
+    for (const bool reference : {true, false}) {
+      std::vector<char> state = buffer_of(p.h, q_h), y = buffer_of(p.h, p.h.zp);
+      if (reference) {
+        gru_detail::run_cell_reset_before_reference(p, x_buf.data(), 1, 1, {}, false, state.data(), y.data());
+      } else {
+        gru_detail::run_cell(p, x_buf.data(), 1, 1, {}, false, state.data(), y.data());
+      }
+      EXPECT_EQ(value_of(p.h, state), h_new) << (reference ? "reference" : "run_cell") << "'s new state";
+      EXPECT_EQ(value_of(p.h, y), h_new) << (reference ? "reference" : "run_cell") << "'s output";
     }
   });
 }

@@ -14,6 +14,7 @@
 #include "gru/batch_split.h"
 #include "gru/float/inputs.h"
 #include "gru/float/step.h"
+#include "gru/float/step_reset_before.h"
 #include "gru/float/weights.h"
 
 namespace fixq {
@@ -35,8 +36,8 @@ constexpr int64_t kProjectionRows = 256;
 // [out_col, out_col + H) of out(t, b). Only the items with t < length take part in a
 // step, so padding is neither computed into the state nor written, and the reverse
 // direction of an item starts at its last real step.
-void run_direction(const GruCell& cell, const gru_float::PackedCell& packed, const gru_float::ActiveKernels& k,
-                   const float* in, int64_t T, int64_t B,
+void run_direction(GruCellKind kind, const GruCell& cell, const gru_float::PackedCell& packed,
+                   const gru_float::ActiveKernels& k, const float* in, int64_t T, int64_t B,
                    float* out, const SeqLayout& out_layout, int64_t out_col, const std::vector<int64_t>& lengths,
                    bool reverse, float* h, gru_float::TapSite site) {
   const int64_t C = cell.input_size, H = cell.hidden_size, H3 = 3 * H;
@@ -49,6 +50,12 @@ void run_direction(const GruCell& cell, const gru_float::PackedCell& packed, con
   std::vector<float> xs, wxs, hs;
   gru_float::StepScratch scratch;
   const bool tapped = site.active();
+  // One step of the cell's kind over `rows` rows.
+  auto step = [&](int64_t rows, const float* x_rows, const float* wx_rows, float* h_rows, bool reverse_columns) {
+    if (kind == GruCellKind::ResetBefore)
+      gru_float::reset_before_step(cell, packed.r, k, rows, x_rows, wx_rows, h_rows, scratch, site, reverse_columns);
+    else gru_float::recurrent_step(cell, packed.r, k, rows, x_rows, wx_rows, h_rows, scratch, site, reverse_columns);
+  };
   for (int64_t s0 = 0; s0 < T; s0 += block_steps) {
     const int64_t s1 = std::min(T, s0 + block_steps);
     // The block's steps are the times [t_lo, t_lo + s1 - s0), whose rows are contiguous.
@@ -65,7 +72,7 @@ void run_direction(const GruCell& cell, const gru_float::PackedCell& packed, con
       site.t = t;
       const auto rows = static_cast<int64_t>(running.size());
       if (rows == B) {
-        gru_float::recurrent_step(cell, packed.r, k, B, x_t, wx_t, h, scratch, site, alternate && (s & 1) != 0);
+        step(B, x_t, wx_t, h, alternate && (s & 1) != 0);
         for (int64_t b = 0; b < B; ++b) std::copy_n(h + b * H, H, out + out_layout.offset(t, b) + out_col);
         continue;
       }
@@ -79,8 +86,7 @@ void run_direction(const GruCell& cell, const gru_float::PackedCell& packed, con
         std::copy_n(wx_t + b * H3, H3, wxs.data() + i * H3);
         std::copy_n(h + b * H, H, hs.data() + i * H);
       }
-      gru_float::recurrent_step(cell, packed.r, k, rows, xs.data(), wxs.data(), hs.data(), scratch, site,
-                                alternate && (s & 1) != 0);
+      step(rows, xs.data(), wxs.data(), hs.data(), alternate && (s & 1) != 0);
       for (int64_t i = 0; i < rows; ++i) {
         const int64_t b = running[static_cast<std::size_t>(i)];
         std::copy_n(hs.data() + i * H, H, h + b * H);
@@ -154,7 +160,7 @@ void forward_packed(const char* who, const GruModel& model, const gru_float::Act
     if (!top) above.assign(out.y.size(), 0.0f);
     float* layer_out = top ? out.y.data() : above.data();
     for (int d = 0; d < D; ++d)
-      run_direction(model.cell(layer, d), packed[static_cast<std::size_t>(layer * D + d)], kernels, in, T, B,
+      run_direction(model.cell_kind, model.cell(layer, d), packed[static_cast<std::size_t>(layer * D + d)], kernels, in, T, B,
                     layer_out, out_layout, d * H, lengths, d == 1, out.h_n.data() + (layer * D + d) * B * H,
                     {opt.tap, layer, d, 0});
     below.swap(above);

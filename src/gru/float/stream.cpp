@@ -7,6 +7,7 @@
 #include "fixq/gru.h"
 #include "gru/float/inputs.h"
 #include "gru/float/step.h"
+#include "gru/float/step_reset_before.h"
 #include "gru/float/weights.h"
 
 namespace fixq {
@@ -61,14 +62,19 @@ void GruStream::step(const float* x, float* h_out) {
     float* h = h_.data() + layer * batch_ * H;
     const gru_float::PackedCell& packed = packed_->cells[static_cast<std::size_t>(layer)];
     const auto bytes = static_cast<int64_t>((cell.W.size() + cell.R.size()) * sizeof(float));
-    if (reversed && !cpu::stays_in_l2(bytes)) {
+    if (m.cell_kind == GruCellKind::ResetBefore) {
+      // Two products with R per step (R h, then R_g (r * h)): in order, as gru_forward runs it.
+      gru_float::input_projection(cell, packed.w, kernels, batch_, in, wx_.data());
+      gru_float::reset_before_step(cell, packed.r, kernels, batch_, in, wx_.data(), h, scratch, {});
+    } else if (reversed && !cpu::stays_in_l2(bytes)) {
       gru_float::recurrent_product(cell, packed.r, kernels, batch_, h, scratch, true);
       gru_float::input_projection(cell, packed.w, kernels, batch_, in, wx_.data(), true);
     } else {
       gru_float::input_projection(cell, packed.w, kernels, batch_, in, wx_.data());
       gru_float::recurrent_product(cell, packed.r, kernels, batch_, h, scratch, false);
     }
-    gru_float::recurrent_gates(cell, kernels, batch_, in, wx_.data(), h, scratch, {});
+    if (m.cell_kind != GruCellKind::ResetBefore)
+      gru_float::recurrent_gates(cell, kernels, batch_, in, wx_.data(), h, scratch, {});
     in = h;
   }
   last_reversed_ = reversed;

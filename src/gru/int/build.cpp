@@ -81,7 +81,7 @@ PackedB pack(const std::vector<int32_t>& q, int64_t rows, int64_t cols, int bits
 
 CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_t input_size, int64_t hidden_size,
                     std::vector<int32_t> q_w, std::vector<int32_t> q_r, std::vector<int32_t> q_bx,
-                    std::vector<int32_t> q_br, StoredTables* stored) {
+                    std::vector<int32_t> q_br, StoredTables* stored, GruCellKind kind) {
   const int64_t H = hidden_size, C = input_size, H3 = 3 * H;
   require(q_w.size() == static_cast<size_t>(H3 * C) && q_r.size() == static_cast<size_t>(H3 * H) &&
               q_bx.size() == static_cast<size_t>(H3) && q_br.size() == static_cast<size_t>(H3),
@@ -90,6 +90,8 @@ CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_
       (config.bits_of(GruOp::R) > 8 && config.bits_of(GruOp::H) > 8))
     fail("GRU config: 16-bit weights need 8-bit x and h (16 x 16-bit products are not supported by the GEMM)");
   CellPlan c;
+  c.kind = kind;
+  const bool reset_after = kind == GruCellKind::ResetAfter;
   c.input_size = C;
   c.hidden_size = H;
   c.x = op_q(p[GruOp::X]);
@@ -117,10 +119,17 @@ CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_
   c.rh_to_z = ratio(s(GruOp::Rh), s(GruOp::ZPre), config, "Rh -> z_pre");
   c.wx_to_r = ratio(s(GruOp::Wx), s(GruOp::RPre), config, "Wx -> r_pre");
   c.rh_to_r = ratio(s(GruOp::Rh), s(GruOp::RPre), config, "Rh -> r_pre");
-  c.rh_to_rhab = ratio(s(GruOp::Rh), s(GruOp::RhAddBr), config, "Rh -> Rh_add_br");
   c.wx_to_g = ratio(s(GruOp::Wx), s(GruOp::GPre), config, "Wx -> g_pre");
-  c.rrh_to_g = ratio(s(GruOp::RRh), s(GruOp::GPre), config, "rRh -> g_pre");
-  c.rrh_mul = ratio(s(GruOp::ROut) * s(GruOp::RhAddBr), s(GruOp::RRh), config, "r * Rh_add_br -> rRh");
+  if (reset_after) {
+    c.rh_to_rhab = ratio(s(GruOp::Rh), s(GruOp::RhAddBr), config, "Rh -> Rh_add_br");
+    c.rrh_to_g = ratio(s(GruOp::RRh), s(GruOp::GPre), config, "rRh -> g_pre");
+    c.rrh_mul = ratio(s(GruOp::ROut) * s(GruOp::RhAddBr), s(GruOp::RRh), config, "r * Rh_add_br -> rRh");
+  } else {
+    // docs/spec.md 5.4: r * h in h's own parameters, σ = S_r_out S_h / S_h = S_r_out
+    // (the binary64 product is exact, so the quotient is S_r_out exactly).
+    c.reset_mul = ratio(s(GruOp::ROut) * s(GruOp::H), s(GruOp::H), config, "r * h -> h");
+    c.rh_to_g = ratio(s(GruOp::Rh), s(GruOp::GPre), config, "Rh -> g_pre");
+  }
   c.old_mul = ratio(s(GruOp::ZOut) * s(GruOp::H), s(GruOp::OldContrib), config, "z * h -> old_contrib");
   c.new_mul = ratio(s(GruOp::ZOut) * s(GruOp::GOut), s(GruOp::NewContrib), config, "(1 - z) * g -> new_contrib");
   c.old_to_h = ratio(s(GruOp::OldContrib), s(GruOp::H), config, "old_contrib -> h");
@@ -132,8 +141,15 @@ CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_
                                               constant_term(q_br[z], pbr.scale[z] / s(GruOp::ZPre), config, "br_z")));
     c.bias_r.push_back(saturate_cast<int32_t>(int64_t{constant_term(q_bx[r], pbx.scale[r] / s(GruOp::RPre), config, "bx_r")} +
                                               constant_term(q_br[r], pbr.scale[r] / s(GruOp::RPre), config, "br_r")));
-    c.bias_rhab.push_back(constant_term(q_br[g], pbr.scale[g] / s(GruOp::RhAddBr), config, "br_g"));
-    c.bias_g.push_back(constant_term(q_bx[g], pbx.scale[g] / s(GruOp::GPre), config, "bx_g"));
+    if (reset_after) {
+      c.bias_rhab.push_back(constant_term(q_br[g], pbr.scale[g] / s(GruOp::RhAddBr), config, "br_g"));
+      c.bias_g.push_back(constant_term(q_bx[g], pbx.scale[g] / s(GruOp::GPre), config, "bx_g"));
+    } else {
+      // Both biases of g meet in g_pre, as z's and r's do in theirs (spec 5.4).
+      c.bias_rhab.push_back(0);
+      c.bias_g.push_back(saturate_cast<int32_t>(int64_t{constant_term(q_bx[g], pbx.scale[g] / s(GruOp::GPre), config, "bx_g")} +
+                                                constant_term(q_br[g], pbr.scale[g] / s(GruOp::GPre), config, "br_g")));
+    }
   }
   // docs/spec.md 4.3: 1 in z_out's scale, so that 1 - z reuses z_out's parameters.
   // 1 / S_z_out must be an integer that fits with room for the zero point: z_out holds
@@ -153,11 +169,16 @@ CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_
   }
   c.w = pack(q_w, H3, C, config.bits_of(GruOp::W));
   c.r = pack(q_r, H3, H, config.bits_of(GruOp::R));
+  if (!reset_after) {
+    const auto g_rows = q_r.begin() + static_cast<std::ptrdiff_t>(2 * H * H);
+    c.r_zr = pack(std::vector<int32_t>(q_r.begin(), g_rows), 2 * H, H, config.bits_of(GruOp::R));
+    c.r_g = pack(std::vector<int32_t>(g_rows, q_r.end()), H, H, config.bits_of(GruOp::R));
+  }
   c.q_w = std::move(q_w);
   c.q_r = std::move(q_r);
   c.q_bx = std::move(q_bx);
   c.q_br = std::move(q_br);
-  if (std::optional<FastPlan> fast = build_fast_plan(c)) c.fast = std::make_shared<const FastPlan>(std::move(*fast));
+  if (std::optional<FastPlan> fast = reset_after ? build_fast_plan(c) : std::nullopt) c.fast = std::make_shared<const FastPlan>(std::move(*fast));
   return c;
 }
 

@@ -35,6 +35,9 @@ GruCellConstants QuantizedGru::cell_constants(size_t c) const {
   k.sig_z = p.sig_z;
   k.sig_r = p.sig_r;
   k.tanh_g = p.tanh_g;
+  k.cell_kind = p.kind;
+  k.reset_mul = p.reset_mul;
+  k.rh_to_g = p.rh_to_g;
   const int D = m.directions();
   const size_t layer = c / static_cast<size_t>(D);
   if (layer > 0) {

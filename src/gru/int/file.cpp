@@ -15,7 +15,12 @@ namespace {
 const std::string kFormat = to_string(FileKind::GruQuantized);
 // Version 1 (no "fixq.version" key) stored no activation tables: a loader rebuilt them
 // from the parameters with the host's libm. Version 2 stores them (docs/spec.md 7.2).
+// Version 3 is version 2 with the metadata "cell" (GruCellKind): it is written only for
+// reset-before models, so that readers of versions 1 and 2, which know only the
+// reset-after cell, refuse them by their version; reset-after models stay version 2.
 constexpr int kVersion = 2;
+constexpr int kVersionWithCell = 3;
+constexpr const char* kCellKey = "cell";
 constexpr const char* kTableNames[3] = {"sig_z", "sig_r", "tanh_g"};
 
 std::string tensor_name(size_t cell, const char* what) { return "cell" + std::to_string(cell) + "." + what; }
@@ -37,8 +42,20 @@ std::vector<std::byte> narrow(const std::vector<int32_t>& v, int bits) {
 int file_version(const std::map<std::string, std::string>& m, const std::string& path) {
   const auto it = m.find("fixq.version");
   if (it == m.end()) return 1;
-  if (it->second == "1" || it->second == "2") return it->second[0] - '0';
-  fail("quantized GRU ", path, ": file version '", it->second, "' is not one this fixq reads (1 or 2); a newer fixq wrote it");
+  if (it->second == "1" || it->second == "2" || it->second == "3") return it->second[0] - '0';
+  fail("quantized GRU ", path, ": file version '", it->second, "' is not one this fixq reads (1, 2 or 3); a newer fixq wrote it");
+}
+
+// Version 3 names the cell; earlier versions are all reset-after.
+GruCellKind file_cell_kind(const std::map<std::string, std::string>& m, int version, const std::string& path) {
+  const auto it = m.find(kCellKey);
+  if (version < kVersionWithCell) {
+    if (it != m.end())
+      fail("quantized GRU ", path, ": metadata '", kCellKey, "' belongs to file version 3, not ", version);
+    return GruCellKind::ResetAfter;
+  }
+  if (it == m.end()) fail("quantized GRU ", path, ": a version 3 file must name its cell in metadata '", kCellKey, "'");
+  return parse_gru_cell_kind(it->second, "quantized GRU " + path + ": metadata '" + std::string(kCellKey) + "'");
 }
 
 std::vector<int32_t> read_table(const SafetensorsFile& f, const std::string& name) {
@@ -101,13 +118,15 @@ void QuantizedGru::save(const std::string& path) const {
       views.push_back({tensor_name(c, kTableNames[t]), SafetensorsDtype::I32, Shape{static_cast<int64_t>(e.size())}, bufs.back()});
     }
   }
-  const std::map<std::string, std::string> meta{{kFixqFormatKey, kFormat},
-                                                {"fixq.version", std::to_string(kVersion)},
-                                                {"input_size", std::to_string(m.input_size)},
-                                                {"hidden_size", std::to_string(m.hidden_size)},
-                                                {"num_layers", std::to_string(m.num_layers)},
-                                                {"bidirectional", m.bidirectional ? "true" : "false"},
-                                                {"params", m.params.to_json()}};
+  const bool reset_after = m.cell_kind == GruCellKind::ResetAfter;
+  std::map<std::string, std::string> meta{{kFixqFormatKey, kFormat},
+                                          {"fixq.version", std::to_string(reset_after ? kVersion : kVersionWithCell)},
+                                          {"input_size", std::to_string(m.input_size)},
+                                          {"hidden_size", std::to_string(m.hidden_size)},
+                                          {"num_layers", std::to_string(m.num_layers)},
+                                          {"bidirectional", m.bidirectional ? "true" : "false"},
+                                          {"params", m.params.to_json()}};
+  if (!reset_after) meta[kCellKey] = to_string(m.cell_kind);
   save_safetensors(path, views, meta);
 }
 
@@ -119,6 +138,7 @@ QuantizedGru QuantizedGru::load(const std::string& path) {
     fail("quantized GRU ", path, ": not a fixq quantized GRU (metadata 'fixq.format' must be '", kFormat, "')");
   const int version = file_version(meta, path);
   auto impl = std::make_unique<Impl>();
+  impl->cell_kind = file_cell_kind(meta, version, path);
   impl->input_size = meta_int(meta, "input_size", path);
   impl->hidden_size = meta_int(meta, "hidden_size", path);
   impl->num_layers = static_cast<int>(meta_int(meta, "num_layers", path));
@@ -160,7 +180,7 @@ QuantizedGru QuantizedGru::load(const std::string& path) {
                                                  read_ints(f, tensor_name(c, "R"), cfg.bits_of(GruOp::R), {H3, H}),
                                                  read_ints(f, tensor_name(c, "bx"), cfg.bits_of(GruOp::Bx), {H3}),
                                                  read_ints(f, tensor_name(c, "br"), cfg.bits_of(GruOp::Br), {H3}),
-                                                 version >= 2 ? &stored : nullptr));
+                                                 version >= 2 ? &stored : nullptr, impl->cell_kind));
   }
   impl->finish();
   return QuantizedGru(std::move(impl));

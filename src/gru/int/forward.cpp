@@ -132,6 +132,7 @@ QuantizedGru::QuantizedGru(const GruModel& model, const GruQuantParams& params) 
   impl_->hidden_size = model.hidden_size;
   impl_->num_layers = static_cast<int>(model.num_layers);
   impl_->bidirectional = model.bidirectional;
+  impl_->cell_kind = model.cell_kind;
   const int64_t H3 = 3 * model.hidden_size;
   for (size_t c = 0; c < model.cells.size(); ++c) {
     const GruCell& cell = model.cells[c];
@@ -139,7 +140,7 @@ QuantizedGru::QuantizedGru(const GruModel& model, const GruQuantParams& params) 
     impl_->plans.push_back(gru_detail::build_plan(
         p, params.config, cell.input_size, cell.hidden_size, quantize_weights(cell.W, H3, p[GruOp::W]),
         quantize_weights(cell.R, H3, p[GruOp::R]), quantize_weights(cell.bx, H3, p[GruOp::Bx]),
-        quantize_weights(cell.br, H3, p[GruOp::Br])));
+        quantize_weights(cell.br, H3, p[GruOp::Br]), nullptr, model.cell_kind));
   }
   impl_->finish();
 }
@@ -170,6 +171,7 @@ int64_t QuantizedGru::input_size() const { return impl_->input_size; }
 int64_t QuantizedGru::hidden_size() const { return impl_->hidden_size; }
 int QuantizedGru::num_layers() const { return impl_->num_layers; }
 bool QuantizedGru::bidirectional() const { return impl_->bidirectional; }
+GruCellKind QuantizedGru::cell_kind() const { return impl_->cell_kind; }
 
 std::vector<bool> QuantizedGru::vectorized_cells() const {
   std::vector<bool> v;

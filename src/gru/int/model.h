@@ -24,6 +24,7 @@ struct QuantizedGru::Impl {
   int64_t hidden_size = 0;
   int num_layers = 1;
   bool bidirectional = false;
+  GruCellKind cell_kind = GruCellKind::ResetAfter;  // every plan's kind
   std::vector<gru_detail::CellPlan> plans;  // [layer * D + direction]
 
   // Per cell below the top layer whose h is 8-bit, [layer * D + direction]: the next layer's

@@ -72,6 +72,14 @@ struct CellPlan {
 
   ActivationLut sig_z, sig_r, tanh_g;
 
+  // The reset-before cell (docs/spec.md 5.4): r * h -> h (S_r_out) and Rh -> g_pre, and R
+  // in two parts, the rows of z and r [2H, H] (times h) and those of g [H, H] (times r * h).
+  // bias_g then holds bx_g + br_g; rh_to_rhab, rrh_to_g, rrh_mul and bias_rhab are unused.
+  // A reset-before cell has no fast plan: run_cell takes its reference loop.
+  GruCellKind kind = GruCellKind::ResetAfter;
+  FixedPointScale reset_mul, rh_to_g;
+  PackedB r_zr, r_g;
+
   // The vectorised loop's plan (gru/int/fast/loop.h); null when its int32 lanes could not be exact.
   std::shared_ptr<const FastPlan> fast;
   // On the forward cell of a bidirectional layer whose two cells both have fast plans: W
@@ -117,7 +125,8 @@ struct StoredTables {
 // tables are computed from the parameters (ActivationLut::build), or taken from `stored`.
 CellPlan build_plan(const GruCellParams& p, const GruQuantConfig& config, int64_t input_size, int64_t hidden_size,
                     std::vector<int32_t> q_w, std::vector<int32_t> q_r, std::vector<int32_t> q_bx,
-                    std::vector<int32_t> q_br, StoredTables* stored = nullptr);
+                    std::vector<int32_t> q_br, StoredTables* stored = nullptr,
+                    GruCellKind kind = GruCellKind::ResetAfter);
 
 // Sets fwd.w_pair when both cells of a bidirectional layer can share one input product:
 // both have fast plans and the same x storage and accumulator width.
@@ -145,5 +154,9 @@ void run_cell(const CellPlan& plan, const void* q_x, int64_t steps, int64_t batc
               bool reverse, void* q_h, void* q_y, bool pipelined = false);
 void run_cell_reference(const CellPlan& plan, const void* q_x, int64_t steps, int64_t batch,
                         const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
+// The reference loop of a reset-before cell (gru/int/step_reset_before_intonly.cpp, no
+// float code), run_cell's contract.
+void run_cell_reset_before_reference(const CellPlan& plan, const void* q_x, int64_t steps, int64_t batch,
+                                     const std::vector<int64_t>& lengths, bool reverse, void* q_h, void* q_y);
 
 }  // namespace fixq::gru_detail

@@ -29,6 +29,10 @@ void run_concurrently(F& f, bool two_threads) {
 
 void run_cell(const CellPlan& plan, const void* q_x, int64_t steps, int64_t batch, const std::vector<int64_t>& lengths,
               bool reverse, void* q_h, void* q_y, bool pipelined) {
+  if (plan.kind == GruCellKind::ResetBefore) {
+    run_cell_reset_before_reference(plan, q_x, steps, batch, lengths, reverse, q_h, q_y);
+    return;
+  }
   const GruLaneKernels* k = plan.fast ? active_lane_kernels() : nullptr;
   if (k != nullptr)
     run_cell_fast(*k, plan, *plan.fast, q_x, steps, batch, lengths, reverse, q_h, q_y, pipelined);

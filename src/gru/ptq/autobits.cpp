@@ -90,7 +90,7 @@ GruAutoBitsResult GruPtq::auto_bits(const GruQuantConfig& base, const GruAutoBit
       GruQuantParams best_params;
       for (int i = 0; i < kGruOpCount; ++i) {
         const GruOp op = static_cast<GruOp>(i);
-        if (cur.bits_of(op) > 8) continue;
+        if (cur.bits_of(op) > 8 || !gru_op_used(op, model.cell_kind)) continue;  // unused: widening changes nothing
         GruQuantConfig trial = cur;
         trial.bits[static_cast<size_t>(i)] = 16;
         if (!buildable(trial)) continue;

@@ -72,6 +72,12 @@ GruQuantParams GruCalibrator::finalize() const {
       const GruOp op = static_cast<GruOp>(i);
       if (is_parameter(op)) continue;
       const QuantScheme s = gru_op_scheme(op, config_);
+      if (!gru_op_used(op, model_->cell_kind)) {
+        // An operator the cell does not have (fixq/gru.h): the all-zero slot's placeholder.
+        const Range none = usable({0.0f, 0.0f});
+        cp[op] = params_from_ranges(s, Shape{1}, std::span<const Range>(&none, 1));
+        continue;
+      }
       // X of the reverse direction is the forward direction's (see the header).
       const size_t src = op == GruOp::X ? c - c % static_cast<size_t>(dirs) : c;
       const Observer& obs = observers_[src][static_cast<size_t>(i)];

@@ -181,6 +181,12 @@ QuantParams GruPtq::Impl::op_params(size_t c, GruOp op, const GruQuantConfig& co
   const size_t mi = static_cast<size_t>(std::find(kMethods.begin(), kMethods.end(), method) - kMethods.begin());
   const size_t dirs = static_cast<size_t>(model->directions());
   const size_t src = op == GruOp::X ? c - c % dirs : c;
+  if (!gru_op_used(op, model->cell_kind)) {
+    // An operator the cell does not have (fixq/gru.h): the all-zero slot's placeholder, as
+    // GruCalibrator gives it.
+    const Range none = usable({0.0f, 0.0f});
+    return params_from_ranges(gru_op_scheme(op, config), Shape{1}, std::span<const Range>(&none, 1));
+  }
   const Observer& obs = observers[src][static_cast<size_t>(op)][mi];
   require(obs.batches() > 0, "GRU calibration: operator ", to_string(op), " of cell ", src,
           " saw no data (every sequence empty?)");

@@ -111,6 +111,7 @@ GruQuantParams search_ranges(const GruModel& model, const GruQuantConfig& config
     for (size_t c = 0; c < cells; ++c)
       for (GruOp op : kOrder) {
         if (op == GruOp::X && c % dirs != 0) continue;
+        if (!gru_op_used(op, model.cell_kind)) continue;  // a placeholder nothing reads
         // A 16-bit operator's error is far below the 8-bit ones': its method's range stays.
         if (config.bits_of(op) > 8) continue;
         const QuantScheme scheme = gru_op_scheme(op, config);
