@@ -57,6 +57,12 @@ struct GemmArgs {
 constexpr int64_t kBTileK = 64;
 FIXQ_HOST_DEVICE constexpr int64_t padded_b_stride(int64_t k) { return (k + kBTileK - 1) / kBTileK * kBTileK; }
 
+// Whether the tensor-core kernel loads A's tiles by 16-byte cp.async (A's base address and
+// row stride in bytes both 16-byte aligned) rather than byte by byte (any other layout).
+inline bool a_rows_take_cp_async(const void* a, int64_t lda_bytes) {
+  return reinterpret_cast<std::uintptr_t>(a) % 16 == 0 && lda_bytes % 16 == 0;
+}
+
 // Whether the tensor-core kernel takes this product: 8-bit A, s8 B with the padded stride,
 // and int32 sums that cannot overflow (max|A| * max_n sum_k |B[n, k]| < 2^31, which the
 // caller has checked with the weights' bound).

@@ -15,10 +15,9 @@
 // by 4 words t) then fall in 32 different banks.
 #include <cuda_runtime.h>
 
-#include <atomic>
-
 #include "cuda/gemm_args.h"
 #include "cuda/gemm_epilogue.cuh"
+#include "cuda/once_per_device.h"
 #include "cuda/runtime.h"
 
 namespace fixq::cuda::detail {
@@ -177,23 +176,19 @@ __global__ void __launch_bounds__(T::kThreads) gemm_mma_kernel(GemmArgs g) {
   }
 }
 
-// Raises a kernel's dynamic shared-memory limit on the current device, once per device.
-template <class Kernel>
-void allow_shared_memory(Kernel kernel, int bytes) {
-  static std::atomic<uint64_t> done{0};
-  int device = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  const uint64_t bit = uint64_t{1} << (device & 63);
-  if (done.load(std::memory_order_acquire) & bit) return;
+// The attribute call raise_dynamic_shared_memory makes once per kernel variant and device.
+void set_max_dynamic_shared_memory(void (*kernel)(GemmArgs), int bytes) {
   check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
         "raising the tensor-core GEMM's shared memory");
-  done.fetch_or(bit, std::memory_order_release);
 }
 
 template <class T, bool kUnsignedA, bool kAsyncA, EpilogueKind kKind>
 void launch_kernel(const GemmArgs& g, cudaStream_t stream) {
-  auto kernel = gemm_mma_kernel<T, kUnsignedA, kAsyncA, kKind>;
-  allow_shared_memory(kernel, T::kSmem);
+  constexpr auto kernel = &gemm_mma_kernel<T, kUnsignedA, kAsyncA, kKind>;
+  // Every variant over 48 KiB (LargeTile's 60 KiB ring) needs its own opt-in, per device.
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  raise_dynamic_shared_memory<kernel>(device, T::kSmem, set_max_dynamic_shared_memory);
   const int64_t m_tiles = (g.m + T::BM - 1) / T::BM, n_tiles = (g.n + T::BN - 1) / T::BN;
   const dim3 grid(static_cast<unsigned>(n_tiles), static_cast<unsigned>(m_tiles < 65535 ? m_tiles : 65535));
   kernel<<<grid, T::kThreads, T::kSmem, stream>>>(g);
@@ -211,8 +206,7 @@ void launch_kind(const GemmArgs& g, cudaStream_t stream) {
 
 template <class T>
 void launch_tile(const GemmArgs& g, cudaStream_t stream) {
-  // cp.async reads A in 16-byte pieces: its base and row stride must be 16-byte aligned.
-  const bool aligned = reinterpret_cast<uintptr_t>(g.a) % 16 == 0 && g.lda % 16 == 0;
+  const bool aligned = a_rows_take_cp_async(g.a, g.lda);
   const bool u8 = g.a_type == IntType::U8;
   if (aligned) u8 ? launch_kind<T, true, true>(g, stream) : launch_kind<T, false, true>(g, stream);
   else u8 ? launch_kind<T, true, false>(g, stream) : launch_kind<T, false, false>(g, stream);

@@ -4,8 +4,10 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
+#include "cuda/gemm_args.h"
 #include "cuda/gpu_test_util.h"
 #include "fixq/cuda.h"
 #include "fixq/gemm.h"
@@ -15,11 +17,35 @@ namespace {
 
 using cuda_test::expect_same_bits;
 
+// A's layouts in device memory: its first byte `offset` bytes past a cudaMalloc'd base (256-
+// byte aligned) and its row stride. The tensor-core kernel loads aligned rows by cp.async
+// and any others byte by byte (a_rows_take_cp_async); the host-buffer calls always copy A
+// to aligned rows, so only device buffers reach the byte loads.
+struct ALayout {
+  int64_t offset, lda;
+};
+constexpr int64_t kK = 70;
+constexpr ALayout kALayouts[] = {{0, 80}, {1, 83}};
+
+// The layouts reach both load paths (host-side: what the GPU test below runs under the
+// sanitizers must include the byte loads, issue 47 §8).
+TEST(EveryKernelOnceLayouts, ReachBothLoadPathsOfA) {
+  alignas(256) static unsigned char base[256 + 83 * 130];
+  bool async = false, bytes = false;
+  for (const ALayout& l : kALayouts) {
+    (cuda::detail::a_rows_take_cp_async(base + l.offset, l.lda) ? async : bytes) = true;
+    EXPECT_GE(l.lda, kK);
+  }
+  EXPECT_TRUE(async);
+  EXPECT_TRUE(bytes);
+}
+
 // Each tile of the tensor-core kernel (M = 5, 40, 130), each epilogue, A read by cp.async
-// and byte by byte, and the reference kernel.
+// and byte by byte (device buffers of kALayouts), the host-buffer calls, and the reference
+// kernel.
 TEST(EveryKernelOnce, Gemm) {
   FIXQ_REQUIRE_GPU();
-  const int64_t N = 40, K = 70;
+  const int64_t N = 40, K = kK;
   std::vector<int8_t> b(static_cast<size_t>(N * K));
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int8_t>(i * 37 % 255 - 127);
   const MatrixView bv{IntType::S8, b.data(), N, K, K};
@@ -31,27 +57,60 @@ TEST(EveryKernelOnce, Gemm) {
   RequantEpilogue rq;
   rq.scale = scale;
   rq.azp = azp;
-  for (int64_t M : {5, 40, 130})
-    for (int64_t lda : {K, int64_t{80}}) {  // 80: 16-byte rows, cp.async; 70: byte loads
-      std::vector<uint8_t> a(static_cast<size_t>(M * lda));
-      for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i * 91 % 256);
-      const MatrixView av{IntType::U8, a.data(), M, K, lda};
-      for (cuda::GemmKernel kern : {cuda::GemmKernel::TensorCore, cuda::GemmKernel::Reference}) {
-        const std::string what = "M=" + std::to_string(M) + " lda=" + std::to_string(lda);
-        std::vector<int32_t> c(static_cast<size_t>(M * N)), cc(c.size());
-        gemm_s32(av, packed, c.data(), N);
-        cuda::gemm_s32_host(av, w, cc.data(), N, {nullptr, kern});
-        expect_same_bits(cc, c, what + " s32");
-        std::vector<float> d(static_cast<size_t>(M * N)), dd(d.size());
-        gemm_f32(av, packed, {sa, sb, bias, azp}, d.data(), N);
-        cuda::gemm_f32_host(av, w, {sa, sb, bias, azp}, dd.data(), N, {nullptr, kern});
-        expect_same_bits(dd, d, what + " f32");
-        std::vector<int8_t> y(static_cast<size_t>(M * N)), yy(y.size());
-        gemm_requant(av, packed, rq, y.data(), N);
-        cuda::gemm_requant_host(av, w, rq, yy.data(), N, {nullptr, kern});
-        expect_same_bits(yy, y, what + " requant");
-      }
+  const DequantEpilogue dq{sa, sb, bias, azp};
+  const cuda::DeviceDequantEpilogue ddq = cuda::DeviceDequantEpilogue::upload(dq, w);
+  const cuda::DeviceRequantEpilogue drq = cuda::DeviceRequantEpilogue::upload(rq, w);
+  for (int64_t M : {5, 40, 130}) {
+    std::vector<uint8_t> a(static_cast<size_t>(M * K));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i * 91 % 256);
+    const MatrixView av{IntType::U8, a.data(), M, K, K};
+    std::vector<int32_t> c(static_cast<size_t>(M * N));
+    std::vector<float> d(static_cast<size_t>(M * N));
+    std::vector<int8_t> y(static_cast<size_t>(M * N));
+    gemm_s32(av, packed, c.data(), N);
+    gemm_f32(av, packed, dq, d.data(), N);
+    gemm_requant(av, packed, rq, y.data(), N);
+    const std::string m = "M=" + std::to_string(M);
+    for (cuda::GemmKernel kern : {cuda::GemmKernel::TensorCore, cuda::GemmKernel::Reference}) {
+      const std::string what = m + (kern == cuda::GemmKernel::Reference ? " reference" : " tensor cores");
+      std::vector<int32_t> cc(c.size());
+      std::vector<float> dd(d.size());
+      std::vector<int8_t> yy(y.size());
+      cuda::gemm_s32_host(av, w, cc.data(), N, {nullptr, kern});
+      cuda::gemm_f32_host(av, w, dq, dd.data(), N, {nullptr, kern});
+      cuda::gemm_requant_host(av, w, rq, yy.data(), N, {nullptr, kern});
+      expect_same_bits(cc, c, what + " host s32");
+      expect_same_bits(dd, d, what + " host f32");
+      expect_same_bits(yy, y, what + " host requant");
     }
+    for (const ALayout& l : kALayouts) {
+      uint8_t* base = nullptr;
+      void* out = nullptr;
+      ASSERT_EQ(cudaMalloc(&base, static_cast<size_t>(l.offset + M * l.lda)), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&out, static_cast<size_t>(M * N * 4)), cudaSuccess);
+      uint8_t* da = base + l.offset;
+      ASSERT_EQ(cudaMemcpy2D(da, static_cast<size_t>(l.lda), a.data(), static_cast<size_t>(K), static_cast<size_t>(K),
+                             static_cast<size_t>(M), cudaMemcpyHostToDevice),
+                cudaSuccess);
+      const MatrixView dav{IntType::U8, da, M, K, l.lda};
+      const std::string what = m + " lda=" + std::to_string(l.lda) +
+                               (cuda::detail::a_rows_take_cp_async(da, l.lda) ? " cp.async" : " byte loads");
+      std::vector<int32_t> cc(c.size());
+      std::vector<float> dd(d.size());
+      std::vector<int8_t> yy(y.size());
+      cuda::gemm_s32(dav, w, static_cast<int32_t*>(out), N, {nullptr, cuda::GemmKernel::TensorCore});
+      ASSERT_EQ(cudaMemcpy(cc.data(), out, cc.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+      cuda::gemm_f32(dav, w, ddq, static_cast<float*>(out), N, {nullptr, cuda::GemmKernel::TensorCore});
+      ASSERT_EQ(cudaMemcpy(dd.data(), out, dd.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+      cuda::gemm_requant(dav, w, drq, out, N, {nullptr, cuda::GemmKernel::TensorCore});
+      ASSERT_EQ(cudaMemcpy(yy.data(), out, yy.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+      expect_same_bits(cc, c, what + " s32");
+      expect_same_bits(dd, d, what + " f32");
+      expect_same_bits(yy, y, what + " requant");
+      cudaFree(base);
+      cudaFree(out);
+    }
+  }
 }
 
 // Each GRU path (reference, persistent, graph) and each pair of state and R widths, two
