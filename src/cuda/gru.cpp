@@ -101,11 +101,6 @@ RecurrenceShape recurrence_shape(const DeviceCell& k, int64_t B) {
 }
 
 const char* kReferenceRecurrence = "per step the plain GEMM kernel and the pointwise update kernel (the GPU reference)";
-const char* kSplitInput =
-    "input projection: tensor-core GEMM on each byte of the 16-bit x (s8 high, u8 low; int32 sums), the requantization "
-    "fused in the second";
-const char* kTensorCoreInput =
-    "input projection: tensor-core GEMM (mma.sync m16n8k32, s8 x s8, int32 sums) with the requantization fused";
 
 }  // namespace
 
@@ -147,15 +142,11 @@ struct GpuGru::Impl {
                                k.wx_scale, k.wx, ws.ptr(ws.at.wx), 3 * k.hidden_size);
   }
 
-  bool tensor_core_input(size_t c) const {
-    return fast() && tensor_core_operands(projection(c, nullptr, 1)) && cell(c).w_fits_int32;
-  }
-
+  // The input projection's kernel (gru_kernels.h); the reference path takes the plain one.
+  InputProjection input_kind(size_t c) const { return fast() ? input_projection(cell(c)) : InputProjection::Plain; }
+  bool tensor_core_input(size_t c) const { return input_kind(c) == InputProjection::TensorCore; }
   // 16-bit x with s8 W: x = 256 * hi + lo, both byte planes on the tensor cores.
-  bool split16_input(size_t c) const {
-    const DeviceCell& k = cell(c);
-    return fast() && k.x.storage == IntType::S16 && k.w_type == IntType::S8 && k.w_fits_u8;  // u8's bound holds s8's
-  }
+  bool split16_input(size_t c) const { return input_kind(c) == InputProjection::SplitBytes; }
 
   void project(size_t c, const void* in, int64_t rows, cudaStream_t s) const {
     if (tensor_core_input(c)) return launch_gemm_tensor_core(projection(c, in, rows), s);
@@ -175,18 +166,18 @@ struct GpuGru::Impl {
     launch_gemm_tensor_core(low, s);
   }
 
+  DeviceLimits limits() const { return {device.multiprocessors, device.shared_memory_per_block, device.cooperative_launch}; }
+
   RecurrencePlan plan(size_t c, int64_t B) const {
-    const DeviceCell& k = cell(c);
-    const RecurrenceShape shape = recurrence_shape(k, B);
-    const DeviceLimits limits{device.multiprocessors, device.shared_memory_per_block, device.cooperative_launch};
-    return plan_recurrence(shape, limits, options.allow_persistent);
+    return plan_recurrence(recurrence_shape(cell(c), B), limits(), options.allow_persistent);
   }
 
   std::string describe(size_t c, int64_t B, const std::string& recurrence) const {
-    std::string input = tensor_core_input(c) ? kTensorCoreInput
-                        : split16_input(c)   ? kSplitInput
-                                             : "input projection: plain GEMM kernel (int64 sums)";
-    if (fast() && !tensor_core_input(c) && !split16_input(c)) input += " (the tensor cores take 8-bit W)";
+    const InputProjection kind = input_kind(c);
+    std::string input = input_projection_description(kind);
+    if (fast() && kind == InputProjection::Plain)
+      input += cell(c).w_type == IntType::S8 ? " (the int32 bound does not hold for these weights)"
+                                             : " (the tensor cores take 8-bit W)";
     return fixq::detail::cat("cell ", c, " (B = ", B, "): ", input, "; recurrence: ", recurrence);
   }
 
@@ -218,25 +209,29 @@ struct GpuGru::Impl {
     if (B == 0 || steps == 0) return 0;  // nothing to run: the states stay as they are
     RecurrencePlan p = plan(c, B);
     a.plan = p.layout;
-    if (!prepare_recurrence(a)) {  // the persistent form cannot be co-resident here
-      const RecurrencePlan graph =
-          plan_recurrence(recurrence_shape(k, B), {device.multiprocessors, device.shared_memory_per_block, false}, false);
-      p = {graph.layout, graph.why + " (the persistent kernel's blocks cannot all be resident at once)"};
+    // The graph form where the device turns the persistent one down (the same steps and
+    // the same state buffers either way).
+    auto take_graph_form = [&](const char* refusal) {
+      p = graph_instead(recurrence_shape(k, B), limits(), refusal);
       a.plan = p.layout;
       prepare_recurrence(a);
+    };
+    if (!prepare_recurrence(a)) take_graph_form(kNotCoResident);
+    if (p.layout.persistent) {
+      if (launch_recurrence(a, 0, steps, s) == CooperativeLaunch::Launched) {
+        described[c] = describe(c, B, p.why);
+        return static_cast<int>(steps & 1);
+      }
+      take_graph_form(kCooperativeRefused);
     }
     described[c] = describe(c, B, p.why);
-    if (p.layout.persistent) {
-      launch_recurrence(a, 0, steps, s);
-    } else {
-      const GraphKey key{c, T, B, steps, lengths != nullptr, ws.generation};
-      auto it = graphs.find(key);
-      if (it == graphs.end()) {
-        if (graphs.size() >= 64) graphs.clear();
-        it = graphs.emplace(key, capture_steps(a, steps)).first;
-      }
-      check(cudaGraphLaunch(it->second.get(), s), "launching the GRU recurrence's graph");
+    const GraphKey key{c, T, B, steps, lengths != nullptr, ws.generation};
+    auto it = graphs.find(key);
+    if (it == graphs.end()) {
+      if (graphs.size() >= 64) graphs.clear();
+      it = graphs.emplace(key, capture_steps(a, steps)).first;
     }
+    check(cudaGraphLaunch(it->second.get(), s), "launching the GRU recurrence's graph");
     return static_cast<int>(steps & 1);
   }
 
@@ -245,7 +240,7 @@ struct GpuGru::Impl {
     check(cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal), "capturing the GRU recurrence");
     cudaGraph_t graph = nullptr;
     try {
-      for (int64_t i = 0; i < steps; ++i) launch_recurrence(a, i, i + 1, capture);
+      for (int64_t i = 0; i < steps; ++i) launch_recurrence(a, i, i + 1, capture);  // the graph form: Launched
     } catch (...) {
       cudaStreamEndCapture(capture, &graph);
       if (graph != nullptr) cudaGraphDestroy(graph);

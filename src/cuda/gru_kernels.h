@@ -11,6 +11,7 @@
 
 #include "cuda/gemm_args.h"
 #include "cuda/recurrence_plan.h"
+#include "cuda/runtime.h"
 #include "fixq/arith.h"
 #include "fixq/cuda.h"
 #include "gru/int/unit_constants.h"
@@ -39,6 +40,37 @@ struct DeviceCell {
   bool w_fits_u8 = true;  // nor with u8 activations (the low bytes of a split 16-bit x)
   gru_detail::UnitConstants unit;                  // bias and table pointers into device memory
 };
+
+// Which kernel a cell's input projection (x [T * B, C] times W [3H, C]) runs on the fast
+// path; the reference path always takes the plain kernel.
+//   TensorCore: 8-bit x and W whose int32 sums cannot overflow: one tensor-core GEMM with the
+//               requantization fused;
+//   SplitBytes: 16-bit x and 8-bit W: x = 256 * high byte (s8) + low byte (u8), one
+//               tensor-core GEMM per byte plane, fused into one requantization; needs the
+//               int32 bound for u8 activations (which covers the s8 high bytes too);
+//   Plain:      16-bit W, or sums the int32 bound does not cover: the plain kernel, int64 sums.
+enum class InputProjection { TensorCore, SplitBytes, Plain };
+
+inline InputProjection input_projection(const DeviceCell& k) {
+  if (k.w_type != IntType::S8 || k.w_stride != padded_b_stride(k.input_size)) return InputProjection::Plain;
+  if (k.x.storage == IntType::S8 && k.w_fits_int32) return InputProjection::TensorCore;
+  if (k.x.storage == IntType::S16 && k.w_fits_u8) return InputProjection::SplitBytes;
+  return InputProjection::Plain;
+}
+
+// The words GpuGru::kernels() opens a cell's line with for each kind: a pure function of the
+// kind, so that the tests can look for it.
+inline const char* input_projection_description(InputProjection p) {
+  switch (p) {
+    case InputProjection::TensorCore:
+      return "input projection: tensor-core GEMM (mma.sync m16n8k32, s8 x s8, int32 sums) with the requantization fused";
+    case InputProjection::SplitBytes:
+      return "input projection: tensor-core GEMM on each byte of the 16-bit x (s8 high, u8 low; int32 sums), the "
+             "requantization fused in the second";
+    case InputProjection::Plain: break;
+  }
+  return "input projection: plain GEMM kernel (int64 sums)";
+}
 
 // One cell's time loop over device sequences.
 struct RecurrenceArgs {
@@ -117,8 +149,10 @@ void launch_reference_update(const RecurrenceArgs& a, int64_t step, Stream strea
 // (a.plan.persistent, cooperative launch, a grid barrier between steps) takes them all; the
 // graph form one at a time (last = first + 1). prepare_recurrence raises the kernel's
 // shared-memory limit on the current device (before a graph capture) and says whether the
-// persistent form can be co-resident there.
+// persistent form can be co-resident there. launch_recurrence returns Refused where the
+// driver turned the persistent form's cooperative launch down (nothing was enqueued: the
+// caller runs the graph form instead); a launch of the graph form is always Launched.
 bool prepare_recurrence(const RecurrenceArgs& a);
-void launch_recurrence(const RecurrenceArgs& a, int64_t first, int64_t last, Stream stream);
+CooperativeLaunch launch_recurrence(const RecurrenceArgs& a, int64_t first, int64_t last, Stream stream);
 
 }  // namespace fixq::cuda::detail

@@ -52,23 +52,30 @@ struct CellOffsets {
   int64_t bias[gru_detail::kUnitBiases], table[gru_detail::kUnitLuts];
 };
 
-CellOffsets add_cell(Image& img, const CellPlan& p, DeviceCell& c) {
-  const int64_t H = p.hidden_size, C = p.input_size;
-  c.input_size = C;
-  c.hidden_size = H;
+// A cell's values as the kernels read them, its device pointers still null.
+DeviceCell cell_fields(const CellPlan& p) {
+  DeviceCell c;
+  c.input_size = p.input_size;
+  c.hidden_size = p.hidden_size;
   c.x = operand(p.x);
   c.h = operand(p.h);
   c.wx = operand(p.wx);
   c.rh = operand(p.rh);
   c.w_type = p.w.type();
   c.r_type = p.r.type();
-  c.w_stride = padded_b_stride(C);
-  c.r_stride = padded_b_stride(H);
+  c.w_stride = padded_b_stride(p.input_size);
+  c.r_stride = padded_b_stride(p.hidden_size);
   c.w_fits_int32 = gemm_detail::fits_int32(p.x.storage, p.w);
   c.r_fits_int32 = gemm_detail::fits_int32(p.h.storage, p.r);
   c.w_fits_u8 = gemm_detail::fits_int32(IntType::U8, p.w);
+  c.unit = gru_detail::unit_constants(CellRefs(p));
+  return c;
+}
+
+CellOffsets add_cell(Image& img, const CellPlan& p, DeviceCell& c) {
+  const int64_t H = p.hidden_size, C = p.input_size;
+  c = cell_fields(p);
   const CellRefs refs(p);
-  c.unit = gru_detail::unit_constants(refs);
   CellOffsets o{};
   o.w = img.add_rows(p.q_w, 3 * H, C, c.w_stride, c.w_type);
   o.r = img.add_rows(p.q_r, 3 * H, H, c.r_stride, c.r_type);
@@ -104,6 +111,12 @@ void point_into(const DeviceBuffer& m, const CellOffsets& o, DeviceCell& c) {
 }
 
 }  // namespace
+
+std::vector<DeviceCell> host_cells(const QuantizedGru& model) {
+  std::vector<DeviceCell> cells;
+  for (const CellPlan& p : QuantizedGruAccess::impl(model).plans) cells.push_back(cell_fields(p));
+  return cells;
+}
 
 DeviceModel upload_model(const QuantizedGru& model) {
   const QuantizedGru::Impl& m = QuantizedGruAccess::impl(model);

@@ -35,4 +35,10 @@ struct DeviceModel {
 // Copies the model's plan to the current device. Throws OutOfMemory when it does not fit.
 DeviceModel upload_model(const QuantizedGru& model);
 
+// The model's cells as upload_model describes them, [layer * directions + direction], before
+// the upload: the weight, sum and scale pointers null, the unit constants' pointing into the
+// model's host plan. What the kernel choices read (input_projection, the recurrence's
+// shape), on the host, without a device.
+std::vector<DeviceCell> host_cells(const QuantizedGru& model);
+
 }  // namespace fixq::cuda::detail

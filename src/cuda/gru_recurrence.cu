@@ -247,20 +247,21 @@ bool prepare_recurrence(const RecurrenceArgs& a) {
   return per_sm >= 1;  // blocks <= multiprocessors by the plan: then all are co-resident
 }
 
-void launch_recurrence(const RecurrenceArgs& a, int64_t first, int64_t last, Stream stream) {
-  if (first >= last || a.batch == 0) return;
+CooperativeLaunch launch_recurrence(const RecurrenceArgs& a, int64_t first, int64_t last, Stream stream) {
+  if (first >= last || a.batch == 0) return CooperativeLaunch::Launched;
   const Kernel kernel = pick(a);
   const dim3 grid(static_cast<unsigned>(a.plan.blocks)), block(kRecurrenceThreads);
   const auto shared = static_cast<size_t>(a.plan.shared_bytes);
   if (a.plan.persistent) {
     RecurrenceArgs args = a;
     void* params[] = {&args, &first, &last};
-    check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block, params, shared, stream),
-          "launching the persistent GRU recurrence");
-  } else {
-    kernel<<<grid, block, shared, stream>>>(a, first, last);
-    check_launch("recurrence_kernel");
+    return cooperative_launch_outcome(
+        cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block, params, shared, stream),
+        "launching the persistent GRU recurrence");
   }
+  kernel<<<grid, block, shared, stream>>>(a, first, last);
+  check_launch("recurrence_kernel");
+  return CooperativeLaunch::Launched;
 }
 
 }  // namespace fixq::cuda::detail

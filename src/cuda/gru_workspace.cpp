@@ -23,9 +23,8 @@ Workspace::Layout Workspace::for_shape(const DeviceModel& m, int64_t T, int64_t 
   l.state = take(cells * 2 * B * state_stride(H) * 2);
   l.lengths = take(B * 8);
   l.flags = take(2 * 8);
-  const bool split = std::any_of(m.cells.begin(), m.cells.end(), [](const DeviceCell& c) {
-    return c.x.storage == IntType::S16 && c.w_type == IntType::S8;
-  });
+  const bool split = std::any_of(m.cells.begin(), m.cells.end(),
+                                 [](const DeviceCell& c) { return input_projection(c) == InputProjection::SplitBytes; });
   l.hi = take(split ? rows * m.max_x_stride : 0);
   l.lo = take(split ? rows * m.max_x_stride : 0);
   l.acc_hi = take(split ? rows * 3 * H * 4 : 0);

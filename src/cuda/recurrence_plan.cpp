@@ -33,12 +33,12 @@ RecurrencePlan plan_recurrence(const RecurrenceShape& s, const DeviceLimits& d, 
   require(per_sequence + kAlign <= limit, "GPU GRU: hidden size ", s.hidden, " is too large: one state row needs ",
           kib(per_sequence), " KiB of shared memory and a thread block has ", kib(limit), " KiB");
   if (!allow_persistent) {
-    plan.why = "graph of per-step kernels (persistent kernel disabled)";
+    plan.why = fixq::detail::cat(kGraphRecurrence, " (persistent kernel disabled)");
   } else if (!d.cooperative) {
-    plan.why = "graph of per-step kernels (the device has no cooperative launch for a grid barrier)";
+    plan.why = fixq::detail::cat(kGraphRecurrence, " (the device has no cooperative launch for a grid barrier)");
   } else if (slice + per_sequence + kAlign > limit) {
-    plan.why = fixq::detail::cat("graph of per-step kernels (the ", 3 * U, " rows of R per block, ", kib(slice),
-                              " KiB, and a state row do not fit the ", kib(limit), " KiB of shared memory per block)");
+    plan.why = fixq::detail::cat(kGraphRecurrence, " (the ", 3 * U, " rows of R per block, ", kib(slice),
+                                 " KiB, and a state row do not fit the ", kib(limit), " KiB of shared memory per block)");
   } else {
     p.persistent = true;
   }
@@ -49,8 +49,14 @@ RecurrencePlan plan_recurrence(const RecurrenceShape& s, const DeviceLimits& d, 
   p.rh_offset = p.h_offset + aligned(p.batch_chunk * p.h_row_bytes);
   p.shared_bytes = p.rh_offset + p.batch_chunk * 4 * p.rh_stride;
   if (p.persistent)
-    plan.why = fixq::detail::cat("persistent kernel: ", p.blocks, " blocks of ", U, " units, each keeping its ", 3 * U,
+    plan.why = fixq::detail::cat(kPersistentRecurrence, p.blocks, " blocks of ", U, " units, each keeping its ", 3 * U,
                               " rows of R (", kib(slice), " KiB) in shared memory, one grid barrier per step");
+  return plan;
+}
+
+RecurrencePlan graph_instead(const RecurrenceShape& s, const DeviceLimits& d, const std::string& refusal) {
+  RecurrencePlan plan = plan_recurrence(s, d, false);
+  plan.why = fixq::detail::cat(kGraphRecurrence, " (", refusal, ")");
   return plan;
 }
 

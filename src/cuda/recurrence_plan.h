@@ -60,8 +60,14 @@ struct RecurrenceLayout {
 
 struct RecurrencePlan {
   RecurrenceLayout layout;
-  std::string why;  // the form and its reason, for kernels() and fixq info
+  // The form and its reason, for kernels() and fixq info: begins with
+  // kPersistentRecurrence exactly where layout.persistent, else with kGraphRecurrence (whose
+  // reasons may mention the persistent kernel, so a test must match the beginning).
+  std::string why;
 };
+
+inline constexpr const char* kPersistentRecurrence = "persistent kernel: ";
+inline constexpr const char* kGraphRecurrence = "graph of per-step kernels";
 
 inline constexpr int kRecurrenceThreads = 256;
 
@@ -69,5 +75,17 @@ inline constexpr int kRecurrenceThreads = 256;
 // Throws fixq::Error where even one staged sequence does not fit shared memory (H beyond
 // what fixq's GPU kernels support).
 RecurrencePlan plan_recurrence(const RecurrenceShape& s, const DeviceLimits& d, bool allow_persistent);
+
+// The graph form in place of a persistent plan that the device turned down when it came to
+// run it; `refusal` says what turned it down ("the persistent kernel's blocks cannot all be
+// resident at once", ...), and the plan's why ends with it in parentheses.
+RecurrencePlan graph_instead(const RecurrenceShape& s, const DeviceLimits& d, const std::string& refusal);
+
+// The two refusals GpuGru meets: the occupancy query finds no room for a block per
+// multiprocessor, or the driver refuses the cooperative launch itself.
+inline constexpr const char* kNotCoResident = "the persistent kernel's blocks cannot all be resident at once";
+inline constexpr const char* kCooperativeRefused =
+    "the driver refused the persistent kernel's cooperative launch (cudaErrorCooperativeLaunchTooLarge: fewer blocks "
+    "are resident now than the occupancy query said)";
 
 }  // namespace fixq::cuda::detail

@@ -78,4 +78,13 @@ void synchronize(Stream stream, const char* what) { check(cudaStreamSynchronize(
 
 void check_launch(const char* kernel) { check(cudaGetLastError(), fixq::detail::cat("launching ", kernel)); }
 
+CooperativeLaunch cooperative_launch_outcome(cudaError_t e, const char* what) {
+  if (e == cudaErrorCooperativeLaunchTooLarge) {
+    cudaGetLastError();  // not sticky: cleared, the next launch starts clean
+    return CooperativeLaunch::Refused;
+  }
+  check(e, what);
+  return CooperativeLaunch::Launched;
+}
+
 }  // namespace fixq::cuda::detail

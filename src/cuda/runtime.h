@@ -63,4 +63,12 @@ void synchronize(Stream stream, const char* what);
 // The launch just made succeeded (a bad configuration is reported at once).
 void check_launch(const char* kernel);
 
+// What became of a cooperative launch (cudaLaunchCooperativeKernel's result e): Launched;
+// Refused where the driver cannot make the whole grid resident at that moment
+// (cudaErrorCooperativeLaunchTooLarge: under compute-sanitizer, MPS or beside another
+// context fewer blocks fit than the occupancy query promised), the error then cleared so
+// that the caller can take another form; any other error throws DeviceError naming `what`.
+enum class CooperativeLaunch { Launched, Refused };
+CooperativeLaunch cooperative_launch_outcome(cudaError_t e, const char* what);
+
 }  // namespace fixq::cuda::detail

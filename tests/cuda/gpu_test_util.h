@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/recurrence_plan.h"
 #include "fixq/cuda.h"
 #include "fixq/qgru.h"
 #include "gru/float_test_util.h"
@@ -37,6 +38,17 @@ void expect_same_bits(const std::vector<T>& gpu, const std::vector<T>& cpu, cons
   for (size_t i = 0; i < gpu.size(); ++i)
     if (std::memcmp(&gpu[i], &cpu[i], sizeof(T)) != 0 && differ++ == 0) first = i;
   EXPECT_EQ(differ, 0u) << what << ": " << differ << " of " << gpu.size() << " values differ, the first at " << first;
+}
+
+// Whether a line of GpuGru::kernels() says its recurrence ran in the persistent form, or in
+// the graph form: the recurrence's part must begin with the form's words. A graph form's
+// reasons can name the persistent kernel ("... (the persistent kernel's blocks cannot all
+// be resident at once)"), so looking for the word anywhere would take a fallback for it.
+inline bool says_persistent_recurrence(const std::string& line) {
+  return line.find(std::string("recurrence: ") + cuda::detail::kPersistentRecurrence) != std::string::npos;
+}
+inline bool says_graph_recurrence(const std::string& line) {
+  return line.find(std::string("recurrence: ") + cuda::detail::kGraphRecurrence) != std::string::npos;
 }
 
 // A model with torch's initialisation calibrated with min/max on normal inputs under config.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cuda/gpu_test_util.h"
+#include "cuda/gru_test_configs.h"
 #include "fixq/cuda.h"
 #include "fixq/npy.h"
 #include "fixq/qgru.h"
@@ -26,45 +27,9 @@ namespace {
 using cuda_test::expect_same_bits;
 using cuda_test::normal;
 
-struct Config {
-  std::string name;
-  GruQuantConfig config;
-  int64_t C, H, layers;
-  bool bidi;
-  bool flat = false;  // weights of one magnitude: int64 accumulators with 16-bit operands
-};
-
-std::vector<Config> configs() {
-  using K = ScaleKind;
-  auto json = [](const char* text) { return GruQuantConfig::from_json(text); };
-  return {
-      {"int8_pow2", GruQuantConfig::int8(K::PowerOfTwo), 13, 24, 2, true},
-      {"int8_multiplier", GruQuantConfig::int8(K::Multiplier), 13, 24, 2, true},
-      {"int16_pow2", GruQuantConfig::int16(K::PowerOfTwo), 13, 21, 2, true},
-      {"int16_multiplier", GruQuantConfig::int16(K::Multiplier), 13, 21, 2, true},
-      // 16-bit x: the input projection on the plain kernel (s16 x s8).
-      {"mixed_x16", json(R"({"version": 1, "base": "int8", "scales": "multiplier", "bits": {"x": 16, "g_pre": 16, "z_out": 16}})"),
-       10, 33, 2, false},
-      // 8-bit h and R in an int16 cell: dp4a recurrent products beside 16-bit operators.
-      {"mixed_h8", json(R"({"version": 1, "base": "int16", "scales": "pow2", "bits": {"h": 8}})"), 9, 40, 1, true},
-      // 16-bit R against 8-bit h.
-      {"mixed_r16", json(R"({"version": 1, "base": "int8", "scales": "pow2", "bits": {"R": 16, "Rh": 16}})"), 12, 30, 1, false},
-      {"int8_pow2_h256", GruQuantConfig::int8(K::PowerOfTwo), 64, 256, 1, false},
-      // int64 sums: 16-bit x times rows of 600 weights of 127 (the input projection), 16-bit
-      // h times rows of 520 (the recurrence).
-      {"int16_pow2_c600_flat", GruQuantConfig::int16(K::PowerOfTwo), 600, 24, 1, false, true},
-      {"int16_multiplier_h520_flat", GruQuantConfig::int16(K::Multiplier), 16, 520, 1, false, true},
-  };
-}
-
-QuantizedGru make_model(const Config& c, uint32_t seed) {
-  GruModel m = gru_test::torch_init_model(c.C, c.H, c.layers, c.bidi, seed);
-  if (c.flat)
-    for (GruCell& cell : m.cells)
-      for (std::vector<float>* w : {&cell.W, &cell.R})
-        for (float& v : *w) v = v < 0 ? -127.0f / 2048 : 127.0f / 2048;
-  return cuda_test::quantized_model(m, c.config, seed + 100);
-}
+using cuda_test::Config;
+using cuda_test::configs;
+using cuda_test::make_model;
 
 // The three GPU paths of one model.
 struct Gpus {
@@ -85,6 +50,12 @@ void compare(const QuantizedGru& q, const Gpus& g, const std::vector<float>& x, 
     expect_same_bits(out.y, cpu.y, what + " " + name + " y");
     expect_same_bits(out.h_n, cpu.h_n, what + " " + name + " h_n");
   }
+  // Each path ran what it says (kernels() tells what the last forward ran): a test that
+  // silently fell back to another form would prove nothing of the form it names.
+  for (const std::string& k : g.reference.kernels()) EXPECT_NE(k.find("GPU reference"), std::string::npos) << what << ": " << k;
+  for (const std::string& k : g.graph.kernels()) EXPECT_TRUE(cuda_test::says_graph_recurrence(k)) << what << ": " << k;
+  for (const std::string& k : g.persistent.kernels())
+    EXPECT_TRUE(cuda_test::says_persistent_recurrence(k)) << what << ": " << k;
 }
 
 // Lengths of B sequences of up to T steps: the first whole, the rest ragged, some empty.
@@ -99,14 +70,12 @@ TEST(GruOnGpu, EveryConfigurationBatchAndPath) {
   for (const Config& c : configs()) {
     const QuantizedGru q = make_model(c, 7);
     const Gpus g(q);
-    // The paths run what they say: a test that silently fell back would prove nothing.
-    for (const std::string& k : g.reference.kernels()) EXPECT_NE(k.find("GPU reference"), std::string::npos) << k;
-    for (const std::string& k : g.graph.kernels()) EXPECT_NE(k.find("graph"), std::string::npos) << k;
-    for (const std::string& k : g.persistent.kernels()) EXPECT_NE(k.find("persistent"), std::string::npos) << k;
-    // 8-bit W: the input projection on the tensor cores, a 16-bit x as its two bytes.
-    const std::string& input = g.persistent.kernels()[0];
-    EXPECT_EQ(input.find("tensor-core") != std::string::npos, q.params().config.bits_of(GruOp::W) == 8) << input;
-    EXPECT_EQ(input.find("each byte") != std::string::npos, q.params().config.bits_of(GruOp::X) == 16) << input;
+    // 8-bit W: the input projection on the tensor cores, a 16-bit x as its two bytes; 16-bit
+    // W on the plain kernel (gru_kernel_choice_test.cpp holds this expectation to the
+    // library's choice on the host).
+    const char* input = cuda::detail::input_projection_description(cuda_test::expected_input_projection(q));
+    for (const cuda::GpuGru* fast : {&g.persistent, &g.graph})
+      for (const std::string& k : fast->kernels()) EXPECT_NE(k.find(input), std::string::npos) << c.name << ": " << k;
     const int64_t D = c.bidi ? 2 : 1, T = 9;
     for (int64_t B : {1, 3, 17, 64})
       for (float sigma : {1.0f, 40.0f}) {  // 40: far outside the calibration, saturating every operator

@@ -1,5 +1,6 @@
 // The host logic around the GPU launches, on the host: the tensor-core GEMM's shared-memory
-// opt-in reaches every kernel variant on every device (issue 47 §1).
+// opt-in reaches every kernel variant on every device (issue 47 §1), and a cooperative
+// launch the driver refuses as too large is a form to fall back from, not an error (§12).
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -10,6 +11,7 @@
 
 #include "cuda/gemm_args.h"
 #include "cuda/once_per_device.h"
+#include "cuda/runtime.h"
 
 namespace fixq::cuda::detail {
 namespace {
@@ -69,6 +71,17 @@ TEST(KernelAttribute, DevicesPastTheMaskAreSetEveryTime) {
   for (int i = 0; i < 3; ++i)
     raise_dynamic_shared_memory<&variant_other_test>(kRememberedDevices, 1024, [&calls](Kernel, int) { ++calls; });
   EXPECT_EQ(calls, 3);
+}
+
+TEST(CooperativeLaunch, TooLargeIsARefusalOtherErrorsThrow) {
+  EXPECT_EQ(cooperative_launch_outcome(cudaSuccess, "x"), CooperativeLaunch::Launched);
+  EXPECT_EQ(cooperative_launch_outcome(cudaErrorCooperativeLaunchTooLarge, "x"), CooperativeLaunch::Refused);
+  try {
+    cooperative_launch_outcome(cudaErrorInvalidConfiguration, "launching the persistent GRU recurrence");
+    ADD_FAILURE() << "no DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("launching the persistent GRU recurrence"), std::string::npos) << e.what();
+  }
 }
 
 TEST(TensorCoreLoads, CpAsyncTakesAlignedRowsOnly) {

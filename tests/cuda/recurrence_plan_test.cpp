@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda/gemm_args.h"
+#include "cuda/gpu_test_util.h"
 #include "cuda/recurrence_plan.h"
 #include "support/expect.h"
 
@@ -78,6 +79,38 @@ TEST(RecurrencePlan, TheIssuesFiguresHold) {
   EXPECT_FALSE(big.layout.persistent);
   EXPECT_NE(big.why.find("do not fit"), std::string::npos) << big.why;
   EXPECT_NE(plan_recurrence(shape(256, 1, 1), {132, 232448, false}, true).why.find("cooperative"), std::string::npos);
+}
+
+// What the GPU tests read of a plan (kernels(): "cell c (B = b): <input>; recurrence: <why>")
+// tells the forms apart, the fallbacks GpuGru takes at run time included, whose reasons name
+// the persistent kernel (issue 47 §9: looking for "persistent" anywhere took them for it).
+TEST(RecurrencePlan, EachDescriptionSaysItsForm) {
+  auto line = [](const RecurrencePlan& p) { return "cell 0 (B = 1): input projection: ...; recurrence: " + p.why; };
+  int persistent = 0, graph = 0;
+  for (int64_t H : {24, 256, 1024, 4096})
+    for (int bytes : {1, 2})
+      for (const DeviceLimits& d : {kH100, DeviceLimits{132, 232448, false}, DeviceLimits{108, 166912, true}})
+        for (bool allow : {true, false}) {
+          const RecurrencePlan p = plan_recurrence(shape(H, 1, bytes), d, allow);
+          EXPECT_EQ(cuda_test::says_persistent_recurrence(line(p)), p.layout.persistent) << line(p);
+          EXPECT_EQ(cuda_test::says_graph_recurrence(line(p)), !p.layout.persistent) << line(p);
+          (p.layout.persistent ? persistent : graph) += 1;
+          for (const char* refusal : {kNotCoResident, kCooperativeRefused}) {
+            const RecurrencePlan fallback = graph_instead(shape(H, 1, bytes), d, refusal);
+            EXPECT_FALSE(fallback.layout.persistent);
+            EXPECT_EQ(fallback.layout.r_bytes, 0);
+            EXPECT_NE(fallback.why.find("persistent"), std::string::npos) << fallback.why;  // the trap
+            EXPECT_NE(fallback.why.find(refusal), std::string::npos) << fallback.why;
+            EXPECT_FALSE(cuda_test::says_persistent_recurrence(line(fallback))) << line(fallback);
+            EXPECT_TRUE(cuda_test::says_graph_recurrence(line(fallback))) << line(fallback);
+            // The graph form's layout: the plan with the persistent form disallowed.
+            const RecurrenceLayout want = plan_recurrence(shape(H, 1, bytes), d, false).layout;
+            EXPECT_EQ(fallback.layout.shared_bytes, want.shared_bytes);
+            EXPECT_EQ(fallback.layout.batch_chunk, want.batch_chunk);
+          }
+        }
+  EXPECT_GT(persistent, 0);
+  EXPECT_GT(graph, 0);
 }
 
 TEST(RecurrencePlan, AStateRowLargerThanSharedMemoryIsAClearError) {
