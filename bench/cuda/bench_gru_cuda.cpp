@@ -73,6 +73,9 @@ void bench_gru_cuda(const GruCudaBenchOptions& o) {
         cuda::detail::copy_to_device(dx.get(), x.data(), T * B * H * 4, stream, "the bench input");
         cuda::GpuRunOptions run;
         run.stream = stream;
+        // Each forward_device enqueues the whole forward before it waits for the input
+        // check's event (src/cuda/gru.cpp), so the next call's kernels queue up behind this
+        // one's and the events time the GPU's work, not a host round trip in mid-forward.
         const double us = median_us_per_call(
             [&](cudaStream_t) { gpu.forward_device(dx.as<float>(), Shape{T, B, H}, dy.as<float>(), nullptr, run); }, stream);
         std::printf("# %s H=%lld B=%lld: %s\n", impl, static_cast<long long>(H), static_cast<long long>(B),

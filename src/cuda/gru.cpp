@@ -113,6 +113,12 @@ struct GpuGru::Impl {
   // Recorded where the last forward ended: the next one, maybe on another stream, waits for
   // it before it reuses the workspace.
   cudaEvent_t done = nullptr;
+  // The input check's two indices (first_non_finite), copied back into pinned memory so that
+  // the copy is asynchronous, and the event recorded after that copy: the host waits for it
+  // only once the whole forward is enqueued, so that the device never idles while the host
+  // reads the check (a pageable copy and a synchronize there cost each forward tens of us).
+  unsigned long long* check_host = nullptr;
+  cudaEvent_t checked = nullptr;
   mutable std::mutex mutex;
   mutable Workspace ws;
   mutable std::map<GraphKey, GraphExec> graphs;
@@ -121,6 +127,8 @@ struct GpuGru::Impl {
   ~Impl() {
     graphs.clear();
     if (done != nullptr) cudaEventDestroy(done);
+    if (checked != nullptr) cudaEventDestroy(checked);
+    if (check_host != nullptr) cudaFreeHost(check_host);
     if (stream != nullptr) cudaStreamDestroy(stream);
     if (capture != nullptr) cudaStreamDestroy(capture);
   }
@@ -254,7 +262,10 @@ struct GpuGru::Impl {
     return GraphExec(exec);
   }
 
-  // The forward pass over device buffers already checked; the workspace fits (T, B).
+  // The forward pass over device buffers already checked; the workspace fits (T, B). All of
+  // it is enqueued on s before the input check is read: a non-finite input then throws the
+  // CPU's message, the kernels having run on in-range stand-ins for its non-finite values
+  // (quantize_kernel) into outputs the contract leaves unspecified after an error.
   void run(const float* x, int64_t T, int64_t B, bool batch_first, std::span<const int64_t> lengths, const float* h0,
            float* y, float* h_n, cudaStream_t s) const {
     const int64_t H = model.hidden_size, hs = state_stride(H), rows = T * B;
@@ -284,7 +295,8 @@ struct GpuGru::Impl {
       else
         launch_fill_state(ws.state(c, 0, B, H), k.h.storage, B, H, hs, k.h.zp, s);
     }
-    report_non_finite(x, T, B, batch_first, flags, s);
+    copy_to_host(check_host, flags, 16, s, "the input check");  // pinned: asynchronous
+    check(cudaEventRecord(checked, s), "marking the input check");
 
     void* in = ws.ptr(ws.at.in);
     void* next = ws.ptr(ws.at.next);
@@ -316,24 +328,25 @@ struct GpuGru::Impl {
                            h_n + static_cast<int64_t>(c) * B * H, 1, B, H, 1, 0, false, nullptr},
                           s);
     check(cudaEventRecord(done, s), "marking the GRU forward's end");
+    report_non_finite(x, T, B, batch_first, s);
   }
 
-  // Waits for the quantization's check and throws the CPU's message for the first
-  // non-finite element of x (time-major index), then of h0.
-  void report_non_finite(const float* x, int64_t T, int64_t B, bool batch_first, const unsigned long long* flags,
-                         cudaStream_t s) const {
-    unsigned long long bad[2];
-    copy_to_host(bad, flags, sizeof bad, s, "the input check");
-    synchronize(s, "quantizing the GRU input");
-    if (bad[0] != ~0ull) {
-      const auto i = static_cast<int64_t>(bad[0]);
-      const int64_t C = model.input_size, row = i / C, t = row / B, b = row % B;
-      float v = 0;
-      copy_to_host(&v, x + (batch_first ? b * T + t : row) * C + i % C, sizeof v, s, "the bad input element");
-      synchronize(s, "reading the bad input element");
-      fail("GRU input element ", i, " is ", v, ": inputs must be finite");
+  // Waits for the input check (its event only, not the rest of the forward) and throws the
+  // CPU's message for the input the CPU names first (first_non_finite): h0, then x.
+  void report_non_finite(const float* x, int64_t T, int64_t B, bool batch_first, cudaStream_t s) const {
+    check(cudaEventSynchronize(checked), "quantizing the GRU input");
+    const unsigned long long bad_x = check_host[0], bad_h0 = check_host[1];
+    switch (first_non_finite(bad_x, bad_h0)) {
+      case NonFiniteInput::None: return;
+      case NonFiniteInput::H0: fail("GRU h0 element ", bad_h0, " is not finite");
+      case NonFiniteInput::X: break;
     }
-    if (bad[1] != ~0ull) fail("GRU h0 element ", bad[1], " is not finite");
+    const auto i = static_cast<int64_t>(bad_x);
+    const int64_t C = model.input_size, row = i / C, t = row / B, b = row % B;
+    float v = 0;
+    copy_to_host(&v, x + (batch_first ? b * T + t : row) * C + i % C, sizeof v, s, "the bad input element");
+    synchronize(s, "reading the bad input element");
+    fail("GRU input element ", i, " is ", v, ": inputs must be finite");
   }
 };
 
@@ -347,6 +360,8 @@ GpuGru::GpuGru(const QuantizedGru& model, const GpuGruOptions& options) : impl_(
   check(cudaStreamCreateWithFlags(&m.capture, cudaStreamNonBlocking), "creating the GRU's capture stream");
   check(cudaEventCreateWithFlags(&m.done, cudaEventDisableTiming), "creating the GRU's event");
   check(cudaEventRecord(m.done, m.stream), "creating the GRU's event");
+  check(cudaEventCreateWithFlags(&m.checked, cudaEventDisableTiming), "creating the GRU's input-check event");
+  check(cudaMallocHost(reinterpret_cast<void**>(&m.check_host), 16), "allocating the GRU's input check in host memory");
   m.described.assign(m.model.cells.size(), "");
   for (size_t c = 0; c < m.model.cells.size(); ++c)
     m.described[c] = m.describe(c, 1, m.fast() ? m.plan(c, 1).why : kReferenceRecurrence);

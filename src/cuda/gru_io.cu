@@ -23,8 +23,9 @@ __device__ __forceinline__ int64_t grid_stride() { return int64_t{gridDim.x} * b
 
 // fixq::quantize_value on the device, as the CPU's element kernels state it
 // (src/quant/kernels.h): x / scale rounded once in float, then to the nearest integer with
-// ties to even (rint), clamped to [qmin - zp, qmax - zp] and offset by zp. A non-finite x is
-// the caller's to report; a finite x whose quotient overflows saturates as on the CPU.
+// ties to even (rint), clamped to [qmin - zp, qmax - zp] and offset by zp. x must be finite
+// (quantize_kernel keeps the others out); a finite x whose quotient overflows to infinity
+// saturates as on the CPU.
 __device__ __forceinline__ int32_t quantize_element(float x, float scale, int32_t zp, IntRange r) {
   const double q = rint(static_cast<double>(__fdiv_rn(x, scale)));
   if (q <= static_cast<double>(int64_t{r.qmin} - zp)) return r.qmin;
@@ -39,8 +40,13 @@ __global__ void quantize_kernel(QuantizeArgs a) {
     const int64_t row = i / a.cols, col = i % a.cols;
     const int64_t t = row / a.B, b = row % a.B;
     const float x = a.x[(a.batch_first ? b * a.T + t : row) * a.cols + col];
-    if (!finite(x)) atomicMin(a.first_bad, static_cast<unsigned long long>(a.index_offset + i));
-    store_int(a.out, a.storage, row * a.out_stride + col, quantize_element(x, a.scale, a.zp, a.range));
+    // A non-finite element is the host's to report (first_non_finite, after the whole
+    // forward is enqueued); it is stored as the range's low end, an in-range value for the
+    // kernels that run meanwhile (NaN has no integer conversion: rint(NaN) passes neither
+    // clamp of quantize_element).
+    const bool ok = finite(x);
+    if (!ok) atomicMin(a.first_bad, static_cast<unsigned long long>(a.index_offset + i));
+    store_int(a.out, a.storage, row * a.out_stride + col, ok ? quantize_element(x, a.scale, a.zp, a.range) : a.range.qmin);
   }
 }
 

@@ -102,6 +102,18 @@ struct QuantizeArgs {
   int64_t index_offset = 0;
 };
 
+// What the input check names after a forward's quantization kernels: each of x and h0 keeps
+// the smallest index of a non-finite element (time-major for x; [L*D, B, H] for h0), or
+// kAllFinite. QuantizedGru::forward checks h0 (initial_state) before it quantizes x, so
+// where both hold one, h0 is named, as on the CPU; where only one does, that one.
+inline constexpr unsigned long long kAllFinite = ~0ull;
+enum class NonFiniteInput { None, H0, X };
+constexpr NonFiniteInput first_non_finite(unsigned long long first_bad_x, unsigned long long first_bad_h0) {
+  if (first_bad_h0 != kAllFinite) return NonFiniteInput::H0;
+  if (first_bad_x != kAllFinite) return NonFiniteInput::X;
+  return NonFiniteInput::None;
+}
+
 // Direction d's h sequence [T * B, H] rescaled into the next layer's input columns
 // [d * H, (d + 1) * H) of rows of out_stride; padding steps get pad (real 0).
 struct RescaleArgs {

@@ -242,6 +242,8 @@ TEST(GruOnGpu, BadInputHasTheCpusMessages) {
   GruRunOptions bf;
   bf.batch_first = true;
   both(Shape{3, 4, 6}, bf, "NaN in batch-first x");
+  // Both: the CPU checks h0 before it quantizes x, and names h0.
+  both(Shape{4, 3, 6}, with_h0, "NaN in x and inf in h0");
   // After the errors the model still runs, and right.
   x[29] = 0.5f;
   EXPECT_EQ(gpu.forward(x.data(), Shape{4, 3, 6}).y, q.forward(x.data(), Shape{4, 3, 6}).y);
