@@ -30,9 +30,10 @@
 # digest of the binaries' sources that gpu_bundle.sh records in BUILT.
 # Outputs go to $OUT if set, else to a new temporary folder. Exit status: 0 every check
 # passed; 1 a check failed (a GPU output differs from the CPU's, a test failed or was
-# skipped on the GPU, a sanitizer report, a broken bundle, a step over its time); 2 nothing
-# failed but not everything ran (no GPU, no sanitizer support, out of time). The speed
-# targets are reported, not enforced.
+# skipped on the GPU, a sanitizer report, a broken bundle, a test, CLI or sanitizer step over
+# its time); 2 nothing failed but not everything ran (no GPU, no sanitizer support, a bench
+# or peer cut off or a peer unable to run, out of time). The speed targets are reported, not
+# enforced. Each step gets 5 s past its cap to die; give the device call timeout_s 570.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root=$PWD
