@@ -4,9 +4,13 @@
 // axis fastest). These helpers validate shapes once, so kernels can trust them.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+#include "fixq/error.h"
 
 namespace fixq {
 
@@ -30,5 +34,52 @@ struct AxisSplit {
   int64_t inner = 1;
 };
 AxisSplit split_at_axis(const Shape& shape, int axis);
+
+// Size arithmetic on numbers that come from files or callers (extents, element and byte
+// counts, offsets): the exact result, or a fixq::Error, never a wrapped value (for int64 a
+// wrap is undefined behaviour; for uint64 a wrong size). `what` names the quantity, and
+// its parts are joined into the message only on failure:
+//   checked_mul(numel(s), 2, "the byte count of bf16 values of shape ", shape_str(s))
+//   -> "the byte count of bf16 values of shape [2, 3617348584308239977] overflows int64
+//       (7234697168616479954 * 2)"
+template <std::integral T, class... What>
+T checked_mul(T a, std::type_identity_t<T> b, const What&... what);
+template <std::integral T, class... What>
+T checked_add(T a, std::type_identity_t<T> b, const What&... what);
+
+// Whether a == k * b exactly, for shape tests such as "R is [3 * H, H]": false where k * b
+// overflows int64 (a cannot equal it then), so a file's absurd extent fails the test
+// instead of wrapping. k > 0.
+constexpr bool is_product(int64_t a, int64_t k, int64_t b) { return a % k == 0 && a / k == b; }
+
+namespace detail {
+template <std::integral T>
+constexpr const char* int_type_name() {
+  if constexpr (std::is_same_v<T, int64_t>) return "int64";
+  else if constexpr (std::is_same_v<T, uint64_t>) return "uint64";
+  else if constexpr (std::is_signed_v<T>) return "its signed type";
+  else return "its unsigned type";
+}
+template <std::integral T, class... What>
+[[noreturn]] void fail_overflow(T a, T b, const char* op, const What&... what) {
+  fail(what..., " overflows ", int_type_name<T>(), " (", a, op, b, ")");
+}
+}  // namespace detail
+
+template <std::integral T, class... What>
+T checked_mul(T a, std::type_identity_t<T> b, const What&... what) {
+  static_assert(sizeof...(What) > 0, "checked_mul: name the quantity for the message");
+  T r;
+  if (__builtin_mul_overflow(a, b, &r)) detail::fail_overflow<T>(a, b, " * ", what...);
+  return r;
+}
+
+template <std::integral T, class... What>
+T checked_add(T a, std::type_identity_t<T> b, const What&... what) {
+  static_assert(sizeof...(What) > 0, "checked_add: name the quantity for the message");
+  T r;
+  if (__builtin_add_overflow(a, b, &r)) detail::fail_overflow<T>(a, b, " + ", what...);
+  return r;
+}
 
 }  // namespace fixq

@@ -72,4 +72,38 @@ TEST(Tensor, SplitAtAxisPlacesElementsAsRowMajorDoes) {
             std::string::npos);
 }
 
+// checked_mul / checked_add: the exact value up to the type's limit, one past it an error
+// naming the quantity and both operands; is_product by exact division, so k * b that would
+// overflow is simply not a.
+TEST(Tensor, CheckedArithmeticIsExactOrNamesTheOverflow) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(fixq::checked_mul(int64_t{3037000499}, 3037000499, "x"), int64_t{3037000499} * 3037000499);
+  EXPECT_EQ(fixq::checked_mul(kMax / 2, 2, "x"), kMax - 1);
+  EXPECT_EQ(fixq::checked_mul(kMax, 0, "x"), 0);
+  EXPECT_EQ(fixq::checked_mul(int64_t{-4}, 5, "x"), -20);
+  EXPECT_EQ(fixq::checked_add(kMax - 5, 5, "x"), kMax);
+  EXPECT_EQ(error_of([] { fixq::checked_mul(int64_t{7234697168616479954}, 2, "the byte count of bf16 values of shape ", "[2, 3617348584308239977]"); }),
+            "the byte count of bf16 values of shape [2, 3617348584308239977] overflows int64 (7234697168616479954 * 2)");
+  EXPECT_EQ(error_of([] { fixq::checked_mul(kMax / 2 + 1, 2, "n"); }), "n overflows int64 (4611686018427387904 * 2)");
+  EXPECT_EQ(error_of([] { fixq::checked_add(kMax - 4, 5, "the offset of tensor '", "w", "'"); }),
+            "the offset of tensor 'w' overflows int64 (9223372036854775803 + 5)");
+  EXPECT_EQ(error_of([] { fixq::checked_add(std::numeric_limits<int64_t>::min(), -1, "d"); }),
+            "d overflows int64 (-9223372036854775808 + -1)");
+  // Unsigned: a wrap is defined there, but still a wrong size.
+  constexpr uint64_t kUMax = std::numeric_limits<uint64_t>::max();
+  EXPECT_EQ(fixq::checked_add(kUMax - 1, 1, "x"), kUMax);
+  EXPECT_EQ(error_of([] { fixq::checked_add(kUMax, 1, "the data offset"); }),
+            "the data offset overflows uint64 (18446744073709551615 + 1)");
+  EXPECT_EQ(error_of([] { fixq::checked_mul(uint64_t{1} << 32, uint64_t{1} << 32, "m"); }),
+            "m overflows uint64 (4294967296 * 4294967296)");
+
+  EXPECT_TRUE(fixq::is_product(12, 3, 4));
+  EXPECT_FALSE(fixq::is_product(13, 3, 4));
+  EXPECT_FALSE(fixq::is_product(12, 3, 5));
+  EXPECT_TRUE(fixq::is_product(0, 3, 0));
+  EXPECT_FALSE(fixq::is_product(0, 3, int64_t{1} << 62));  // 3 * 2^62 wraps to -2^62 (as int64), not 0
+  EXPECT_FALSE(fixq::is_product(kMax, 3, kMax / 3 + 1));   // 3 * (kMax / 3 + 1) overflows
+  EXPECT_TRUE(fixq::is_product(kMax - 1, 3, (kMax - 1) / 3));
+}
+
 }  // namespace
