@@ -152,7 +152,7 @@ std::vector<GruCell> node_cells(const std::string& path, const GruNode& g, const
   const std::string rn = g.label + " R '" + gguf::printable(node.input(2)) + "'";
   const Shape ws = tensor_shape(*W, wn), rs = tensor_shape(*R, rn);
   const int64_t D = g.directions;
-  if (rs.size() != 3 || rs[0] != D || rs[2] < 1 || rs[1] != 3 * rs[2])
+  if (rs.size() != 3 || rs[0] != D || rs[2] < 1 || !is_product(rs[1], 3, rs[2]))
     fail_load(path, rn, " has shape ", shape_str(rs), ", expected [", D, ", 3 * hidden_size, hidden_size]");
   const int64_t H = rs[2];
   if (g.hidden != 0 && g.hidden != H)
@@ -193,9 +193,12 @@ bool joins_layers(const std::vector<const onnx::NodeProto*>& steps, int directio
   std::vector<const onnx::NodeProto*> ops;
   for (const onnx::NodeProto* n : steps)
     if (n->op_type() != "Identity") ops.push_back(n);
+  // The ints of attribute `attr` (nullptr: none), else of the constant at input `input`
+  // (-1: none); {} when neither holds them.
   const auto ints_of = [&](const onnx::NodeProto& n, const char* attr, int input) -> std::vector<int64_t> {
-    if (const onnx::AttributeProto* a = attribute(n, attr)) return {a->ints().begin(), a->ints().end()};
-    if (input < n.input_size()) {
+    if (attr != nullptr)
+      if (const onnx::AttributeProto* a = attribute(n, attr)) return {a->ints().begin(), a->ints().end()};
+    if (input >= 0 && input < n.input_size()) {
       const auto it = constants.find(n.input(input));
       if (it != constants.end()) {
         try {
@@ -212,12 +215,12 @@ bool joins_layers(const std::vector<const onnx::NodeProto*>& steps, int directio
   }
   if (ops.size() == 2 && ops[0]->op_type() == "Transpose" && ops[1]->op_type() == "Reshape") {
     if (ints_of(*ops[0], "perm", -1) != std::vector<int64_t>{0, 2, 1, 3}) return false;
-    const std::vector<int64_t> shape = ints_of(*ops[1], "", 1);
+    const std::vector<int64_t> shape = ints_of(*ops[1], nullptr, 1);
     if (shape.size() != 3) return false;
     const bool zeros_copy = int_attribute(*ops[1], "allowzero", 0) == 0;
     for (int i = 0; i < 2; ++i)
       if (shape[static_cast<std::size_t>(i)] < 0 || (shape[static_cast<std::size_t>(i)] == 0 && !zeros_copy)) return false;
-    return shape[2] == -1 || shape[2] == directions * hidden;
+    return shape[2] == -1 || is_product(shape[2], directions, hidden);  // hidden_size may be any int64
   }
   return false;
 }

@@ -44,9 +44,13 @@ void require_internal(const onnx::TensorProto& t, const std::string& what) {
 template <class T>
 bool raw_values(const onnx::TensorProto& t, int64_t n, std::vector<T>& out, const std::string& what) {
   if (t.raw_data().empty()) return false;
-  if (t.raw_data().size() != static_cast<uint64_t>(n) * sizeof(T))
+  // n is any int64 the dims multiply to, so its byte count may overflow (and a wrapped one
+  // could match a short raw_data).
+  const int64_t bytes = checked_mul(n, static_cast<int64_t>(sizeof(T)), what, ": the byte count of ", n, " values of ",
+                                    describe_type(t.data_type()));
+  if (t.raw_data().size() != static_cast<uint64_t>(bytes))
     fail(what, ": raw_data holds ", t.raw_data().size(), " bytes, but ", n, " values of ", describe_type(t.data_type()),
-         " need ", static_cast<uint64_t>(n) * sizeof(T));
+         " need ", bytes);
   out.resize(static_cast<std::size_t>(n));
   if (n > 0) std::memcpy(out.data(), t.raw_data().data(), t.raw_data().size());
   return true;
