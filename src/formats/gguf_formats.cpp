@@ -36,7 +36,14 @@ Format entry(const gguf::TypeTraits& t) {
   f.name = std::string(t.name);
   f.family = FormatFamily::Gguf;
   f.description = describe(t);
-  f.payload_bytes = [type](const Shape& shape) { return static_cast<int64_t>(gguf::packed_size(type, shape)); };
+  // As gguf::packed_size, which validates the shape, but as an int64: near numel's limit
+  // the blocks take up to 15% more bytes than int64 holds.
+  f.payload_bytes = [type, name = f.name](const Shape& shape) {
+    const gguf::TypeTraits& tt = gguf::traits(type);
+    gguf::packed_size(type, shape);
+    return checked_mul(numel(shape) / tt.block_elems, static_cast<int64_t>(tt.block_bytes), "the byte count of ", name,
+                       " values of shape ", shape_str(shape));
+  };
   f.encode = [name = f.name](const float* x, const Shape& shape, const EncodeOptions& options) {
     require(options.overflow == Overflow::Default, "saturation applies to the low-precision float formats, not to ", name);
     // The bytes of a GGUF file's tensor of this type, checked as such (fixq/gguf_file.h).

@@ -20,7 +20,7 @@ constexpr int64_t kGroup = 32;
 struct Layout {
   int64_t rows = 0, cols = 0, groups = 0;  // values [rows, cols], groups per row
   int64_t code_bytes = 0, scale_bytes = 0, zero_bytes = 0;
-  int64_t total() const { return code_bytes + scale_bytes + zero_bytes; }
+  int64_t total = 0;  // their sum, checked
 };
 
 Layout layout(const std::string& name, int bits, const Shape& shape) {
@@ -29,15 +29,19 @@ Layout layout(const std::string& name, int bits, const Shape& shape) {
   l.cols = shape.back();
   l.rows = l.cols == 0 ? 0 : numel(shape) / l.cols;
   l.groups = l.cols / kGroup;
-  l.code_bytes = packed_code_bytes(bits, l.rows * l.cols);
-  l.scale_bytes = 4 * l.rows * l.groups;
+  // rows * cols is numel and rows * groups numel / 32, so neither product overflows; the
+  // sum of the three parts can (about 1.16 numel for 8 bits).
+  l.code_bytes = packed_bytes(bits, l.rows * l.cols);
+  l.scale_bytes = 4 * (l.rows * l.groups);
   l.zero_bytes = l.rows * l.groups;
+  const std::string what = "the byte count of " + name + " values of shape " + shape_str(shape);
+  l.total = checked_add(checked_add(l.code_bytes, l.scale_bytes, what), l.zero_bytes, what);
   return l;
 }
 
 std::vector<std::byte> encode_groups(const std::string& name, int bits, const float* x, const Shape& shape) {
   const Layout l = layout(name, bits, shape);
-  std::vector<std::byte> out(static_cast<size_t>(l.total()));
+  std::vector<std::byte> out(static_cast<size_t>(l.total));
   if (l.rows * l.cols == 0) return out;
   for (int64_t i = 0; i < l.rows * l.cols; ++i)
     if (!std::isfinite(x[i])) fail(name, ": element ", i, " is ", x[i], "; these formats hold finite values only");
@@ -62,7 +66,7 @@ std::vector<std::byte> encode_groups(const std::string& name, int bits, const fl
 std::vector<float> decode_groups(const std::string& name, int bits, std::span<const std::byte> payload,
                                  const Shape& shape) {
   const Layout l = layout(name, bits, shape);
-  require_payload_bytes(name, shape, l.total(), payload.size());
+  require_payload_bytes(name, shape, l.total, payload.size());
   std::vector<float> x(static_cast<size_t>(numel(shape)));
   if (x.empty()) return x;
   const auto* bytes = reinterpret_cast<const uint8_t*>(payload.data());
@@ -102,7 +106,7 @@ Format entry(int bits) {
   std::snprintf(d, sizeof d, "%d-bit integers, asymmetric, a float32 scale and a zero point per 32 values (%.2f bits per value)",
                 bits, bits + 5.0 * 8 / kGroup);
   f.description = d;
-  f.payload_bytes = [name = f.name, bits](const Shape& shape) { return layout(name, bits, shape).total(); };
+  f.payload_bytes = [name = f.name, bits](const Shape& shape) { return layout(name, bits, shape).total; };
   f.encode = [name = f.name, bits](const float* x, const Shape& shape, const EncodeOptions& options) {
     require(options.overflow == Overflow::Default, "saturation applies to the low-precision float formats, not to ", name);
     return encode_groups(name, bits, x, shape);

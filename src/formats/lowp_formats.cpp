@@ -25,10 +25,15 @@ std::string ml_dtypes_name(LowpType t) {
   return "float" + std::to_string(info.bits) + "_" + std::string(info.name);
 }
 
+// The payload size of the values of a shape, computed from the file's shape before any
+// payload is looked at: 16-bit codes take 2 n bytes, checked (a .bin file may claim any
+// shape whose element count fits int64), and packed codes ceil(n * bits / 8), by a formula
+// that cannot overflow for any n.
 int64_t code_bytes(LowpType t, const Shape& shape) {
   const int64_t n = numel(shape);
   const int bits = lowp_info(t).bits;
-  return bits == 16 ? 2 * n : packed_code_bytes(bits, n);
+  if (bits == 16) return checked_mul(n, 2, "the byte count of ", lowp_info(t).name, " values of shape ", shape_str(shape));
+  return packed_bytes(bits, n);
 }
 
 Format float_format(LowpType t) {
@@ -88,7 +93,8 @@ Format mx_format(MxType t) {
                   std::to_string(info.block_bytes) + " bytes)";
   f.payload_bytes = [t, name = f.name](const Shape& shape) {
     require_blocks_of(name, shape, kMxBlockSize);
-    return numel(shape) / kMxBlockSize * mx_info(t).block_bytes;
+    return checked_mul(numel(shape) / kMxBlockSize, mx_info(t).block_bytes, "the byte count of ",
+                       name, " values of shape ", shape_str(shape));
   };
   f.encode = [t, bytes = f.payload_bytes](const float* x, const Shape& shape, const EncodeOptions&) {
     std::vector<std::byte> out(static_cast<size_t>(bytes(shape)));

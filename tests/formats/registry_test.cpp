@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <set>
 #include <span>
@@ -27,6 +28,7 @@ namespace {
 
 using test::expect_error;
 using test::golden_values;
+__extension__ typedef __int128 int128;  // the exact oracle of byte counts near int64's limit
 
 std::vector<uint8_t> bytes_of(const std::vector<std::byte>& v) {
   std::vector<uint8_t> out(v.size());
@@ -264,6 +266,53 @@ TEST(FormatRegistry, PayloadsOfTheWrongSizeOrOptionsAreClearErrors) {
   const std::vector<float> big = {1e6f};
   EXPECT_EQ(encode("e4m3fn", big.data(), Shape{1}).payload.at(0), std::byte{0x7F});
   EXPECT_EQ(encode("e4m3fn", big.data(), Shape{1}, {Overflow::Saturate}).payload.at(0), std::byte{0x7E});
+}
+
+// A .bin file may claim any shape whose element count fits int64; fuzzing found bf16 values
+// of shape [2, 3617348584308239977], whose byte count 2 n was formed in int64 and wrapped
+// (UBSan: signed overflow; the release CLI printed a negative byte count). Every format's
+// byte count of such shapes is now exact or an error naming the overflow, checked against
+// 128-bit arithmetic: 256 values are whole blocks (and whole bytes) of every format, so
+// the payload of n = 256 m values is m times that of 256.
+TEST(FormatRegistry, ByteCountsOfHugeShapesAreExactOrOverflowErrors) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const int64_t n = kMax / 256 * 256;
+  int exact = 0, overflowing = 0;
+  for (const Format& f : all_formats()) {
+    SCOPED_TRACE(f.name);
+    const int128 want = static_cast<int128>(f.payload_bytes(Shape{256})) * (n / 256);
+    if (want > kMax) {
+      ++overflowing;
+      expect_error([&] { f.payload_bytes(Shape{n}); },
+                   "the byte count of " + f.name + " values of shape [" + std::to_string(n) + "] overflows int64 (");
+    } else {
+      ++exact;
+      EXPECT_EQ(f.payload_bytes(Shape{n}), static_cast<int64_t>(want));
+    }
+    // Decoding the shape from a short payload is refused either way, naming the format.
+    expect_error([&] { decode(EncodedTensor{f.name, Shape{n}, {}}); }, f.name);
+    expect_error([&] { decode(EncodedTensor{f.name, Shape{4, n / 4}, std::vector<std::byte>(64)}); }, f.name);
+  }
+  // Both kinds occur: 16-bit floats, q8_0, mxfp8, int8_g32 take more than a byte per value.
+  EXPECT_GT(exact, 0);
+  EXPECT_GT(overflowing, 0);
+  // Packed floats of any count, not only whole blocks: ceil(n * bits / 8) without forming n * bits.
+  for (const Format& f : all_formats()) {
+    if (f.family != FormatFamily::LowpFloat) continue;
+    const int64_t bits = f.payload_bytes(Shape{8});
+    for (int64_t d = 0; d < 8; ++d) {
+      const int64_t m = kMax - d;
+      const int128 want = (static_cast<int128>(m) * bits + 7) / 8;
+      if (want > kMax)
+        expect_error([&] { f.payload_bytes(Shape{m}); }, "overflows int64");
+      else
+        EXPECT_EQ(f.payload_bytes(Shape{m}), static_cast<int64_t>(want)) << f.name << " n = " << m;
+    }
+  }
+  // The finding itself, in full.
+  expect_error([] { decode(EncodedTensor{"bf16", Shape{2, 3617348584308239977}, std::vector<std::byte>(42)}); },
+               "the byte count of bf16 values of shape [2, 3617348584308239977] overflows int64 "
+               "(7234697168616479954 * 2)");
 }
 
 }  // namespace
