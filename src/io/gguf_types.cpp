@@ -74,10 +74,8 @@ uint64_t tensor_bytes(const TensorType& type, const Shape& shape) {
   if (row % type.block_elems != 0)
     fail(type.name, " packs each row in blocks of ", type.block_elems, " values; shape ", shape_str(shape),
          " has rows of ", row);
-  const uint64_t blocks = static_cast<uint64_t>(n / type.block_elems);
-  if (blocks > static_cast<uint64_t>(INT64_MAX) / type.block_bytes)
-    fail(type.name, " tensor of shape ", shape_str(shape), " is too large (its byte count overflows)");
-  return blocks * type.block_bytes;
+  return static_cast<uint64_t>(checked_mul(n / type.block_elems, static_cast<int64_t>(type.block_bytes),
+                                           "the byte count of a ", type.name, " tensor of shape ", shape_str(shape)));
 }
 
 }  // namespace fixq::gguf

@@ -112,7 +112,10 @@ void save(const std::string& path, const Metadata& metadata, const std::vector<T
     for (auto it = shape.rbegin(); it != shape.rend(); ++it) h.scalar<uint64_t>(static_cast<uint64_t>(*it));
     h.scalar<uint32_t>(t.type->id);
     h.scalar<uint64_t>(offset);
-    offset = align_up(offset + sizes[i], alignment);
+    // Each size fits int64, their sum need not (the shapes come before their data).
+    const uint64_t end = checked_add(offset, sizes[i], "gguf: save ", path, ": the data offset after tensor '", t.name, "'");
+    offset = checked_add(end, (alignment - end % alignment) % alignment, "gguf: save ", path, ": the data offset after tensor '",
+                         t.name, "'");
   }
   h.pad_to(alignment);
 

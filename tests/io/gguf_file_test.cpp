@@ -324,6 +324,9 @@ TEST_F(GgufFile, CorruptHeadersAreRefusedByName) {
   expect_error([&] { open(one_tensor("w", {32}, 0, 0, 100)); }, "truncated", "'w'", "128 bytes");
   expect_error([&] { open(one_tensor("w", {1ull << 62, 4}, 0, 0, 0)); }, "'w'", "more elements than fit in int64");
   expect_error([&] { open(one_tensor("w", {UINT64_MAX}, 0, 0, 0)); }, "extent 18446744073709551615 beyond int64");
+  // Elements that fit int64 in blocks that do not: q8_0 (id 8) takes 34 bytes per 32 values.
+  expect_error([&] { open(one_tensor("w", {INT64_MAX / 32 * 32}, 8, 0, 0)); }, "tensor 'w': the byte count of a q8_0 "
+               "tensor of shape [9223372036854775776] overflows int64 (288230376151711743 * 34)");
   Builder two;
   two.header(2, 0).tensor("a", {32}, 0, 0).tensor("b", {8}, 0, 128).pad(32);
   two.b.append(256, '\0');
@@ -359,6 +362,11 @@ TEST_F(GgufFile, WriterRefusesBadTensorsAndKeepsTheOldFile) {
   expect_error([&] { save(path("keep.gguf"), {{"k", Value::u8(1)}, {"k", Value::u8(2)}}, {}); }, "duplicate metadata key");
   expect_error([&] { save(path("keep.gguf"), {{"general.alignment", Value::u64(32)}}, {}); }, "general.alignment");
   expect_error([&] { save(path("keep.gguf"), {}, {}, 48); }, "alignment 48 is not a power of two");
+  // Each tensor's size fits int64 (here 2^63 - 4 bytes), the data offsets of two do not
+  // fit uint64: refused before the header is written, not wrapped into it.
+  const Shape huge{INT64_MAX / 4};
+  expect_error([&] { save(path("keep.gguf"), {}, {{"a", &f32, huge, floats(0)}, {"b", &f32, huge, floats(0)}}); },
+               "gguf: save ", "keep.gguf: the data offset after tensor 'b' overflows uint64 (18446744073709551612 + 4)");
   expect_error([&] { tensor_type("q9_9"); }, "unknown GGUF tensor type 'q9_9'", "q4_K");
   EXPECT_EQ(read_bytes(path("keep.gguf")), "old");
   EXPECT_EQ(listing(), "keep.gguf ");
