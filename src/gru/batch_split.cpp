@@ -49,8 +49,13 @@ int forward_threads(const GruRunOptions& options, int64_t batch) {
 
 bool forward_in_slices(const float* x, const Shape& x_shape, const GruRunOptions& options, const ForwardDims& dims,
                        GruOutput& out, const SliceForward& forward) {
-  // A shape the slices could not be cut from is left to the forward, which names the fault.
-  if (x_shape.size() != 3 || std::any_of(x_shape.begin(), x_shape.end(), [](int64_t e) { return e < 0; })) return false;
+  // A shape the slices could not be cut from is left to the forward, which names the fault;
+  // so is one without features: [T, B, 0] holds no data whatever T and B claim (a .npy
+  // file's (2^40, 2^40, 0), say), and T * B * width below could overflow. With C >= 1 the
+  // caller's data holds T * B * C floats.
+  if (x_shape.size() != 3 || std::any_of(x_shape.begin(), x_shape.end(), [](int64_t e) { return e < 0; }) ||
+      x_shape[2] == 0)
+    return false;
   const bool bf = options.batch_first;
   const int64_t T = bf ? x_shape[1] : x_shape[0], B = bf ? x_shape[0] : x_shape[1], C = x_shape[2];
   const int n = forward_threads(options, B);

@@ -111,7 +111,7 @@ GruModel gru_from_torch(const std::vector<NamedTensor>& state_dict) {
   // Layer 0's forward weights decide the sizes; every other tensor must agree.
   const NamedTensor& ih0 = require_part("weight_ih", 0, 0);
   const NamedTensor& hh0 = require_part("weight_hh", 0, 0);
-  if (hh0.shape.size() != 2 || hh0.shape[1] < 1 || hh0.shape[0] != 3 * hh0.shape[1])
+  if (hh0.shape.size() != 2 || hh0.shape[1] < 1 || !is_product(hh0.shape[0], 3, hh0.shape[1]))
     fail(who, ": tensor '", hh0.name, "' has shape ", shape_str(hh0.shape),
          ", expected [3 * hidden_size, hidden_size]");
   if (ih0.shape.size() != 2 || ih0.shape[1] < 1)
@@ -179,7 +179,7 @@ GruCell gru_cell_from_haste(const NamedTensor& kernel, const NamedTensor& recurr
   constexpr const char* who = "gru_cell_from_haste";
   for (const NamedTensor* t : {&kernel, &recurrent_kernel, &bias, &recurrent_bias}) check_values_match_shape(who, *t);
   const Shape& rk = recurrent_kernel.shape;
-  if (rk.size() != 2 || rk[0] < 1 || rk[1] != 3 * rk[0])
+  if (rk.size() != 2 || rk[0] < 1 || !is_product(rk[1], 3, rk[0]))
     fail(who, ": tensor '", recurrent_kernel.name, "' has shape ", shape_str(rk),
          ", expected [hidden_size, 3 * hidden_size]");
   const int64_t H = rk[0];

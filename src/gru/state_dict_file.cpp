@@ -21,8 +21,9 @@ struct Module {
     if (!weight_hh_l0) return "it has no weight_hh_l0";
     const Shape& s = weight_hh_l0->shape;
     if (s.size() != 2 || s[1] < 1) return "its weight_hh_l0 is " + shape_str(s) + ", not [3 * hidden, hidden]";
-    if (s[0] == 3 * s[1]) return "";
-    if (s[0] == 4 * s[1]) return "its weight_hh_l0 is " + shape_str(s) + " = [4H, H]: an nn.LSTM";
+    // By division: a file's extent may be any int64 (with a zero one, [0, 2^62] holds no data).
+    if (is_product(s[0], 3, s[1])) return "";
+    if (is_product(s[0], 4, s[1])) return "its weight_hh_l0 is " + shape_str(s) + " = [4H, H]: an nn.LSTM";
     if (s[0] == s[1]) return "its weight_hh_l0 is " + shape_str(s) + " = [H, H]: an nn.RNN";
     return "its weight_hh_l0 is " + shape_str(s) + ", not [3 * hidden, hidden]";
   }

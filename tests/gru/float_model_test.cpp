@@ -65,6 +65,14 @@ TEST(GruModelValidate, AcceptsAConsistentModelAndNamesEveryInconsistency) {
   expect_error([&] { m.validate(); }, "layer 0 reverse: br[7]", "not finite");
 }
 
+// Sizes no model can have are errors before any product is formed: D * H for 2^62 used to
+// overflow (undefined behaviour) inside the very check meant to refuse it.
+TEST(GruModelValidate, SizesBeyondInt64AreErrors) {
+  const int64_t huge = int64_t{1} << 62;
+  expect_error([&] { GruModel{1, huge, 1, true, {}}.validate(); }, "more elements than fit in int64");
+  expect_error([&] { GruModel{huge, 1, 1, false, {}}.validate(); }, "more elements than fit in int64");
+}
+
 // H = 1, C = 1, so each gate block is one row: torch's rows r, z, n become z, r, g.
 TEST(GruFromTorch, ReordersGatesAndZeroesAbsentBiases) {
   const GruModel m = gru_from_torch({{"weight_ih_l0", {3, 1}, {1, 2, 3}},
@@ -141,6 +149,14 @@ TEST(GruFromTorch, NamesEveryProblem) {
                "gru_from_torch", "layer 1 forward: br", "not finite");
   expect_error([&] { gru_from_torch(with([&](auto& sd) { find(sd, "bias_ih_l0").name = "bias_ih_l00"; })); },
                "unexpected tensor 'bias_ih_l00'");
+  // An empty tensor may claim any other extent: [0, 2^62] holds no values, and 3 * 2^62
+  // overflows, so the shape test divides instead of multiplying.
+  expect_error([&] {
+    gru_from_torch(with([&](auto& sd) {
+      find(sd, "weight_hh_l0").shape = {0, int64_t{1} << 62};
+      find(sd, "weight_hh_l0").data.clear();
+    }));
+  }, "'weight_hh_l0' has shape [0, 4611686018427387904], expected [3 * hidden_size, hidden_size]");
 }
 
 TEST(GruCellFromHaste, TransposesKernelsAndKeepsGateOrder) {
@@ -166,6 +182,8 @@ TEST(GruCellFromHaste, NamesEveryProblem) {
   expect_error([&] { gru_cell_from_haste(k, rk, b, {"rb", {3}, {1, 1}}); }, "'rb' has 2 values");
   expect_error([&] { gru_cell_from_haste({"kernel", {2, 3}, {1, 2, 3, 4, INFINITY, 6}}, rk, b, rb); },
                "gru_cell_from_haste", "W[3]", "not finite");
+  expect_error([&] { gru_cell_from_haste(k, {"rk", {int64_t{1} << 62, 0}, {}}, b, rb); },
+               "'rk' has shape [4611686018427387904, 0], expected [hidden_size, 3 * hidden_size]");
 }
 
 class GruModelFile : public npy_test::ScratchDir {
@@ -248,6 +266,17 @@ TEST_F(GruModelFile, RefusesWrongFiles) {
   std::vector<NamedTensor> extra = sd;
   extra.push_back({"fc.weight", {1}, {0.0f}});
   expect_error([&] { load_gru_float(write(extra, metadata_of(m))); }, "unexpected tensor 'fc.weight'");
+}
+
+// A plain state_dict whose recurrent weight is empty but claims a huge extent (a safetensors
+// entry [0, 2^62] of no bytes): the module is told apart from a GRU, LSTM or RNN by division,
+// never by 3 * 2^62, which overflows int64.
+TEST_F(GruModelFile, EmptyTensorsWithHugeExtentsAreNotGrus) {
+  const std::vector<NamedTensor> sd = {{"rnn.weight_hh_l0", {0, int64_t{1} << 62}, {}},
+                                       {"rnn.weight_ih_l0", {0, 3}, {}}};
+  expect_error([&] { load_gru_float(write(sd, {}), "rnn"); }, "load_gru_float", "the module at prefix 'rnn.' is not an "
+               "nn.GRU: its weight_hh_l0 is [0, 4611686018427387904], not [3 * hidden, hidden]");
+  expect_error([&] { load_gru_float(write(sd, {})); }, "no nn.GRU state_dict in this file");
 }
 
 TEST_F(GruModelFile, RefusesCorruptFiles) {

@@ -198,6 +198,20 @@ TEST(GruThreads, ErrorsNameElementsOfTheWholeBatch) {
   expect_error([&] { with_lengths(GruRunOptions{}); }, "outside [0, 4]");
 }
 
+// An input without features holds no data whatever its other extents claim (numpy's
+// np.empty((2**40, 2**40, 0)), or a .npy file of that shape, 128 bytes): the batch slicing
+// leaves it to the forward, which names the fault, instead of sizing outputs of
+// T * B * width floats (2^80: a signed overflow).
+TEST(GruThreads, InputWithoutFeaturesIsTheForwardsErrorNotAnOverflow) {
+  const GruModel m = gru_test::torch_init_model(kC, kH, 1, false, 3);
+  const QuantizedGru q(m, calibrate(m, GruQuantConfig::int8(ScaleKind::PowerOfTwo)));
+  const Shape empty{int64_t{1} << 40, int64_t{1} << 40, 0};
+  GruRunOptions o;
+  o.threads = 4;
+  expect_error([&] { q.forward(nullptr, empty, o); }, "GRU input has 0 features per step; the model expects " + std::to_string(kC));
+  expect_error([&] { gru_forward(m, nullptr, empty, o); }, "x has shape [1099511627776, 1099511627776, 0]");
+}
+
 // Many independent streams: one QuantizedGru, two threads each stepping its own eight
 // streams (own state, own inputs, batches 1 to 3) at the same time, against the same
 // sixteen streams stepped one after another on one thread.

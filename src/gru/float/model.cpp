@@ -36,8 +36,9 @@ void GruModel::validate() const {
   if (input_size < 1 || hidden_size < 1 || num_layers < 1)
     fail("GRU model: input_size ", input_size, ", hidden_size ", hidden_size, " and num_layers ",
          num_layers, " must all be at least 1");
-  // numel() refuses sizes whose element counts overflow int64.
-  numel(Shape{3, hidden_size, std::max(input_size, directions() * hidden_size)});
+  // numel() refuses sizes whose element counts overflow int64 (D * H among them).
+  numel(Shape{3, hidden_size, input_size});
+  numel(Shape{3, hidden_size, directions(), hidden_size});
   const auto want_cells = static_cast<std::size_t>(numel(Shape{num_layers, directions()}));
   if (cells.size() != want_cells)
     fail("GRU model: ", cells.size(), " cells, but ", num_layers, " layers x ", directions(),
