@@ -24,8 +24,10 @@ PackedWeights import_gptq(const GptqTensors& t) {
   check_tensor("qweight", t.qweight_shape, t.qweight.size());
   check_tensor("qzeros", t.qzeros_shape, t.qzeros.size());
   check_tensor("scales", t.scales_shape, t.scales.size());
-  const int64_t per = 32 / b, n = t.qweight_shape[1], k = t.qweight_shape[0] * per, groups = t.scales_shape[0];
-  if (k <= 0 || n <= 0) fail("GPTQ qweight of shape ", shape_str(t.qweight_shape), " is empty");
+  const int64_t per = 32 / b, n = t.qweight_shape[1], groups = t.scales_shape[0];
+  // An empty qweight may claim any extent beside its zero one: K = rows * per only after.
+  if (t.qweight_shape[0] <= 0 || n <= 0) fail("GPTQ qweight of shape ", shape_str(t.qweight_shape), " is empty");
+  const int64_t k = t.qweight_shape[0] * per;  // <= per * qweight.size()
   if (t.scales_shape[1] != n || groups <= 0)
     fail("GPTQ scales of shape ", shape_str(t.scales_shape), " do not match qweight's N = ", n, " columns");
   if (n % per != 0) fail("GPTQ qzeros cannot pack N = ", n, " columns ", per, " per int32");

@@ -156,6 +156,13 @@ TEST(GptqBadInput, CorruptTensorsAreClearErrors) {
   EXPECT_EQ(with([](GptqTensors& t) { t.g_idx[9] = -1; }), "g_idx[9] = -1 is not a group in [0, 2)");
   EXPECT_EQ(with([](GptqTensors& t) { t.g_idx[100] = 0; }), "g_idx puts 65 rows in group 0, not K / G = 64");
   EXPECT_EQ(with([](GptqTensors& t) { t.g_idx.pop_back(); }), "g_idx has 127 entries for K = 128 rows");
+  // An empty qweight may claim any other extent (a .npy of shape (2^62, 0) holds no data):
+  // refused as empty before K = rows * 32 / bits is formed, which would overflow.
+  EXPECT_EQ(with([](GptqTensors& t) {
+              t.qweight_shape = {int64_t{1} << 62, 0};
+              t.qweight.clear();
+            }),
+            "GPTQ qweight of shape [4611686018427387904, 0] is empty");
   // Groups that do not divide K, and groups that would split a packed int32.
   EXPECT_EQ(with([](GptqTensors& t) {
               t.scales_shape = {3, 16};
