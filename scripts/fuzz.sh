@@ -5,6 +5,11 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #     SECONDS  fuzzing time per target (default 60); targets run one after another
 #     TARGET   safetensors gru_float qgru encoded npy gguf onnx_gru (default: all)
+#   scripts/fuzz.sh --ci [SECONDS] [TARGET...]
+#     CI's short run (default 20 s per target): fuzzes from the committed corpora without
+#     writing to them (no merge, no minimizing: the clone stays as it was checked out),
+#     and fails on any finding. What the run found stays in build-fuzz/fuzz/ (the log and
+#     the input, artifacts/<target>/crash-*, leak-*, timeout-*, oom-*).
 # Builds into build-fuzz/ (clang, RelWithDebInfo); logs and crash inputs go to
 # build-fuzz/fuzz/. Exits 1 if any target found a crash, leak, hang or sanitizer report.
 #
@@ -15,11 +20,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-seconds=${1:-60}
+ci=0
+if [[ ${1:-} == --ci ]]; then
+  ci=1
+  shift
+fi
+seconds=${1:-$((ci ? 20 : 60))}
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a number, got '$seconds'" >&2; exit 2; }
 shift $(($# > 0 ? 1 : 0))
 targets=("$@")
 ((${#targets[@]})) || targets=(safetensors gru_float qgru encoded npy gguf onnx_gru)
+started=$(date +%s)
 
 # Why each package (Debian 12):
 #   clang libclang-rt-dev llvm   the compiler, libFuzzer and the sanitizer runtimes of the
@@ -33,6 +44,7 @@ install_missing fuzz.sh "${packages[@]}"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIXQ_FUZZ=ON \
   -DFIXQ_BUILD_TESTS=ON -DFIXQ_BUILD_BENCH=OFF -DFIXQ_ONEDNN=OFF -DFIXQ_OPENBLAS=OFF >/dev/null
 cmake --build build-fuzz --target $(printf 'fuzz_%s ' "${targets[@]}")
+built=$(date +%s)
 
 out=build-fuzz/fuzz
 mkdir -p "$out"
@@ -44,6 +56,10 @@ limits=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10)
 # larger, but mutating those would only slow the search.
 max_len=16384
 is_libfuzzer_name() { [[ $(basename "$1") =~ ^[0-9a-f]{40}$ ]]; }
+
+# Every corpus file's name, size and bytes, to prove that --ci left them as they were.
+corpus_digest() { (cd tests/fuzz/corpus && find . -type f -print0 | sort -z | xargs -0 sha1sum) | sha1sum; }
+((ci)) && before=$(corpus_digest)
 
 failed=()
 for t in "${targets[@]}"; do
@@ -64,8 +80,13 @@ for t in "${targets[@]}"; do
     failed+=("$t")
     echo "fuzz.sh: $t FAILED (exit $status); the input is in $out/artifacts/$t/:" >&2
     grep -E "ERROR|SUMMARY|Test unit written" "$out/$t.log" >&2 || true
+    ((ci)) && tail -n 60 "$out/$t.log" >&2  # CI keeps no build-fuzz/: the report goes to its log
   fi
   grep -E "^stat::(number_of_executed_units|average_exec_per_sec)" "$out/$t.log" || true
+  if ((ci)); then  # the committed corpus stays as it is; what was new goes with the scratch
+    rm -rf "$work"
+    continue
+  fi
 
   # Minimize: the kept files first, then whatever of the old and new inputs adds coverage.
   # -use_counters=0: by code edges only, not by how often each runs, which would keep
@@ -87,7 +108,14 @@ for t in "${targets[@]}"; do
   fi
 done
 
+if ((ci)) && [[ $(corpus_digest) != "$before" ]]; then
+  echo "fuzz.sh: --ci changed files under tests/fuzz/corpus/; it must only read them" >&2
+  exit 1
+fi
+echo "fuzz.sh: build $((built - started)) s, fuzzing $(($(date +%s) - built)) s (${#targets[@]} targets, ${seconds} s each)"
 if ((${#failed[@]})); then
   echo "fuzz.sh: findings in: ${failed[*]}" >&2
+  ((ci)) && echo "fuzz.sh: reproduce one with build-fuzz/bin/fuzz_<target> <input>; fix it, then add the input to" \
+    "tests/fuzz/corpus/<target>/ as crash-<what>.<ext>" >&2
   exit 1
 fi
