@@ -265,15 +265,17 @@ GruModel load_gru_float(const std::string& path, const std::string& prefix = "")
 
 // From an ONNX model (ModelProto, as torch.onnx.export writes it): the GRU nodes (ONNX
 // gate order z, r, h, which is fixq's; W [D, 3H, C], R [D, 3H, H], B [D, 6H] = Wb then
-// Rb) with linear_before_reset = 1, the PyTorch / cuDNN cell. torch writes one GRU node per
+// Rb) with linear_before_reset = 1, the PyTorch / cuDNN cell, or 0 (ONNX's default, as tf2onnx
+// writes Keras and TF GRUs), the reset-before cell (GruModel::cell_kind); every node of a
+// chain must be of one kind. torch writes one GRU node per
 // layer, each fed from the one before through Squeeze (one direction) or Transpose
 // [0, 2, 1, 3] + Reshape to [T, B, D*H] (two); such a chain is one multi-layer model.
 // `prefix` picks a chain by its first node's name, either as torch names modules
 // ("encoder.rnn." matches node "/encoder/rnn/GRU") or as a plain node-name prefix; empty
 // takes the only chain and lists them when there are several. initial_h and
 // sequence_lens inputs are not part of the model (h0 and lengths are run-time arguments).
-// Refused with a fixq::Error that says why: linear_before_reset = 0 (its reset gate
-// multiplies h before R, a different cell), direction "reverse" alone, activations other
+// Refused with a fixq::Error that says why: linear_before_reset other than 0 or 1, nodes of
+// both cells in one chain, direction "reverse" alone, activations other
 // than Sigmoid / Tanh, clip, layout = 1, weights that are not constants of the graph,
 // external data. Throws when fixq was built without ONNX support (FIXQ_ONNX=OFF).
 GruModel load_gru_onnx(const std::string& path, const std::string& prefix = "");

@@ -95,6 +95,7 @@ struct GruNode {
   std::string label;
   int64_t hidden = 0;
   int directions = 1;
+  GruCellKind cell_kind = GruCellKind::ResetBefore;  // ONNX's default, linear_before_reset = 0
 };
 
 GruNode check_gru_node(const std::string& path, const onnx::NodeProto& node, int index, const Constants& constants) {
@@ -108,11 +109,11 @@ GruNode check_gru_node(const std::string& path, const onnx::NodeProto& node, int
     fail_load(path, who, " runs in direction \"reverse\" only; fixq's GRU runs forward, or both ways (bidirectional)");
   else if (direction != "forward")
     fail_load(path, who, " has direction \"", gguf::printable(direction), "\" (ONNX allows forward, reverse, bidirectional)");
-  if (int_attribute(node, "linear_before_reset", 0) != 1)
-    fail_load(path, who, " has linear_before_reset = 0: its candidate is tanh(W x + R (r * h) + Rb + Wb), with the reset "
-              "gate applied to h before the recurrent weights; fixq implements the cuDNN / PyTorch cell, tanh(W x + Wb + "
-              "r * (R h + Rb)), i.e. linear_before_reset = 1, which torch.onnx.export writes for nn.GRU. The two differ "
-              "whenever r != 1 and cannot be converted into each other");
+  // 0 (the default): tanh(W x + Wb + R (r * h) + Rb); 1: tanh(W x + Wb + r * (R h + Rb)).
+  const int64_t lbr = int_attribute(node, "linear_before_reset", 0);
+  if (lbr != 0 && lbr != 1)
+    fail_load(path, who, " has linear_before_reset = ", lbr, "; ONNX defines 0 (reset-before) or 1 (reset-after)");
+  g.cell_kind = lbr == 0 ? GruCellKind::ResetBefore : GruCellKind::ResetAfter;
   if (const onnx::AttributeProto* a = attribute(node, "activations")) {
     const std::vector<std::string> want = {"Sigmoid", "Tanh", "Sigmoid", "Tanh"};
     for (int i = 0; i < a->strings_size(); ++i)
@@ -355,6 +356,11 @@ GruModel load_gru_onnx(const std::string& path, const std::string& prefix) {
       m.input_size = cells[0].input_size;
       m.hidden_size = cells[0].hidden_size;
       m.bidirectional = g.directions == 2;
+      m.cell_kind = g.cell_kind;
+    } else if (g.cell_kind != m.cell_kind) {
+      fail_load(path, "layer ", layer, " (", g.label, ") has linear_before_reset = ", g.cell_kind == GruCellKind::ResetAfter,
+                " but layer 0 (", first.label, ") has ", m.cell_kind == GruCellKind::ResetAfter,
+                "; fixq's GRU has one cell for every layer of a chain");
     } else if (cells[0].hidden_size != m.hidden_size || g.directions != first.directions) {
       fail_load(path, "layer ", layer, " (", g.label, ": hidden ", cells[0].hidden_size, ", ", g.directions,
                 " direction(s)) differs from layer 0 (", first.label, ": hidden ", m.hidden_size, ", ", first.directions,

@@ -212,13 +212,12 @@ def test_malformed_onnx_models_are_refused_by_name(tmp_path):
     gru = make_torch_gru(3, 4, num_layers=1, seed=6)
     good = export_onnx(gru, torch.randn(2, 1, 3), tmp_path / "good.onnx")
 
-    def linear_before_reset_0(m):
+    def linear_before_reset_3(m):  # 0 is the reset-before cell (test_onnx_reset_before.py)
         for a in _gru_nodes(m)[0].attribute:
             if a.name == "linear_before_reset":
-                a.i = 0
-    with pytest.raises(ValueError, match=r"linear_before_reset = 0: .*reset gate applied to h before the recurrent "
-                                         r"weights.*cuDNN / PyTorch cell"):
-        fixq.GruModel.load(_edited(tmp_path, good, linear_before_reset_0))
+                a.i = 3
+    with pytest.raises(ValueError, match=r"linear_before_reset = 3; ONNX defines 0 \(reset-before\) or 1"):
+        fixq.GruModel.load(_edited(tmp_path, good, linear_before_reset_3))
 
     def wrong_shape(m):
         w = next(i for i in m.graph.initializer if i.name == _gru_nodes(m)[0].input[1])
