@@ -3,7 +3,10 @@
 valid files of each loader plus a few truncated or corrupted variants, which the fuzzers
 start from and the regression test (tests/fuzz_regression/) runs on every build. Also
 writes the reproducers of loader bugs found so far as crash-* in the corpora (fixed; they
-must keep loading or failing cleanly).
+must keep loading or failing cleanly). Reproducers that are fuzzer outputs kept byte for
+byte are not written here, and stay: encoded/crash-bf16-byte-count-overflow.bin and
+onnx_gru/crash-transpose-perm-renamed.onnx (issue 43; tests/fuzz_regression checks their
+messages).
 
 Valid files come from fixq's own writers where fixq has one (tools/export_gru.py for float
 GRUs, `build/bin/fixq gru quantize` for quantized ones; build/ must be built) and from
