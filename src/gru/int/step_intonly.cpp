@@ -10,41 +10,16 @@
 // far below 2^63; each result is saturated to its operator's range before use.
 #include <cstring>
 
+#include "gru/int/intonly_io.h"
 #include "gru/int/plan.h"
 
 namespace fixq::gru_detail {
 
 namespace {
 
-int32_t load(const void* base, IntType t, int64_t i) {
-  if (t == IntType::S16) {
-    int16_t v;
-    std::memcpy(&v, static_cast<const int16_t*>(base) + i, sizeof v);
-    return v;
-  }
-  return static_cast<const int8_t*>(base)[i];
-}
-
-void store(void* base, IntType t, int64_t i, int32_t v) {
-  if (t == IntType::S16) {
-    const auto s = static_cast<int16_t>(v);
-    std::memcpy(static_cast<int16_t*>(base) + i, &s, sizeof s);
-  } else {
-    static_cast<int8_t*>(base)[i] = static_cast<int8_t>(v);
-  }
-}
-
-// y = sat(R(v) + zp): a requantized GEMM, rows of 3H outputs for the given parameters.
-RequantEpilogue requant_to(const OpQ& out, const std::vector<FixedPointScale>& scale, const int32_t* azp) {
-  RequantEpilogue e;
-  e.azp = std::span<const int32_t>(azp, 1);
-  e.scale = scale;
-  e.zp_out = out.zp;
-  e.out_type = out.storage;
-  e.out_min = out.range.qmin;
-  e.out_max = out.range.qmax;
-  return e;
-}
+using intonly::load;
+using intonly::requant_to;
+using intonly::store;
 
 // One hidden unit j of one batch item: the exact domain (gru/int/unit_constants.h).
 int32_t update_unit(const UnitConstants& c, IntType wt, IntType rt, int64_t H, int64_t j, const void* wx, const void* rh,

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "gru/int/intonly_io.h"
 #include "gru/int/plan.h"
 #include "gru/int/unit_reset_before_exact.h"
 
@@ -17,35 +18,9 @@ namespace fixq::gru_detail {
 
 namespace {
 
-int32_t load(const void* base, IntType t, int64_t i) {
-  if (t == IntType::S16) {
-    int16_t v;
-    std::memcpy(&v, static_cast<const int16_t*>(base) + i, sizeof v);
-    return v;
-  }
-  return static_cast<const int8_t*>(base)[i];
-}
-
-void store(void* base, IntType t, int64_t i, int32_t v) {
-  if (t == IntType::S16) {
-    const auto s = static_cast<int16_t>(v);
-    std::memcpy(static_cast<int16_t*>(base) + i, &s, sizeof s);
-  } else {
-    static_cast<int8_t*>(base)[i] = static_cast<int8_t>(v);
-  }
-}
-
-// y = sat(R_n(v) + zp) for the GEMM rows whose scales are `scale`, the input's zero point azp.
-RequantEpilogue requant_to(const OpQ& out, std::span<const FixedPointScale> scale, const int32_t* azp) {
-  RequantEpilogue e;
-  e.azp = std::span<const int32_t>(azp, 1);
-  e.scale = scale;
-  e.zp_out = out.zp;
-  e.out_type = out.storage;
-  e.out_min = out.range.qmin;
-  e.out_max = out.range.qmax;
-  return e;
-}
+using intonly::load;
+using intonly::requant_to;
+using intonly::store;
 
 size_t bytes(int64_t n, IntType t) { return static_cast<size_t>(n) * static_cast<size_t>(int_type_bytes(t)); }
 

@@ -51,19 +51,32 @@ struct UnitGates {
   typename D::V z, g_pre;
 };
 
+// The update and reset gates, z = sigmoid(Wx_z + Rh_z + b_z) and r likewise: the same in
+// both cells (the reset-before cell, unit_update_reset_before.h, applies r elsewhere).
+template <class D>
+struct UpdateResetGates {
+  typename D::V z, r;
+};
+
+template <class D>
+FIXQ_HOST_DEVICE UpdateResetGates<D> unit_update_reset_gates(D& d, typename D::V wx_z, typename D::V wx_r,
+                                                             typename D::V rh_z, typename D::V rh_r) {
+  using O = Operand;
+  using S = UnitScale;
+  const auto z_pre = d.sat(O::ZPre, d.add(d.add(d.scale(S::WxToZ, d.less_zp(O::Wx, wx_z)),
+                                                d.scale(S::RhToZ, d.less_zp(O::Rh, rh_z))),
+                                          d.bias(UnitBias::Z)));
+  const auto r_pre = d.sat(O::RPre, d.add(d.add(d.scale(S::WxToR, d.less_zp(O::Wx, wx_r)),
+                                                d.scale(S::RhToR, d.less_zp(O::Rh, rh_r))),
+                                          d.bias(UnitBias::R)));
+  return {d.lut(UnitLut::SigmoidZ, z_pre), d.lut(UnitLut::SigmoidR, r_pre)};
+}
+
 template <class D>
 FIXQ_HOST_DEVICE UnitGates<D> unit_gates(D& d, const UnitInputs<D>& in) {
   using O = Operand;
   using S = UnitScale;
-  // z = sigmoid(Wx_z + Rh_z + b_z), r likewise.
-  const auto z_pre = d.sat(O::ZPre, d.add(d.add(d.scale(S::WxToZ, d.less_zp(O::Wx, in.wx_z)),
-                                                d.scale(S::RhToZ, d.less_zp(O::Rh, in.rh_z))),
-                                          d.bias(UnitBias::Z)));
-  const auto r_pre = d.sat(O::RPre, d.add(d.add(d.scale(S::WxToR, d.less_zp(O::Wx, in.wx_r)),
-                                                d.scale(S::RhToR, d.less_zp(O::Rh, in.rh_r))),
-                                          d.bias(UnitBias::R)));
-  const auto z = d.lut(UnitLut::SigmoidZ, z_pre);
-  const auto r = d.lut(UnitLut::SigmoidR, r_pre);
+  const auto [z, r] = unit_update_reset_gates(d, in.wx_z, in.wx_r, in.rh_z, in.rh_r);
   // g = tanh(Wx_g + r * (Rh_g + br_g) + bx_g): the reset applies after the recurrent
   // product (the linear-before-reset cell of PyTorch and Haste).
   const auto rh_add_br =

@@ -40,16 +40,8 @@ struct ResetGates {
 template <class D>
 FIXQ_HOST_DEVICE ResetGates<D> unit_reset_gates(D& d, const ResetGateInputs<D>& in) {
   using O = Operand;
-  using S = UnitScale;
-  // z = sigmoid(Wx_z + Rh_z + b_z), r likewise: the reset-after cell's terms.
-  const auto z_pre = d.sat(O::ZPre, d.add(d.add(d.scale(S::WxToZ, d.less_zp(O::Wx, in.wx_z)),
-                                                d.scale(S::RhToZ, d.less_zp(O::Rh, in.rh_z))),
-                                          d.bias(UnitBias::Z)));
-  const auto r_pre = d.sat(O::RPre, d.add(d.add(d.scale(S::WxToR, d.less_zp(O::Wx, in.wx_r)),
-                                                d.scale(S::RhToR, d.less_zp(O::Rh, in.rh_r))),
-                                          d.bias(UnitBias::R)));
-  const auto z = d.lut(UnitLut::SigmoidZ, z_pre);
-  const auto r = d.lut(UnitLut::SigmoidR, r_pre);
+  // z and r: the reset-after cell's terms.
+  const auto [z, r] = unit_update_reset_gates(d, in.wx_z, in.wx_r, in.rh_z, in.rh_r);
   // r * h in h's parameters: one product rounded half up, then saturated (a no-op for an
   // exact product, kept so that no domain relies on the argument above).
   const auto reset_h = d.sat(O::H, d.plus_zp(O::H, d.product(ResetBeforeScale::ResetMul, d.less_zp(O::ROut, r),
