@@ -31,10 +31,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "fixq/arith.h"
+#include "fixq/calib.h"
 #include "fixq/gru.h"
 #include "fixq/tensor.h"
 
@@ -100,6 +103,171 @@ struct Model {
   void validate() const;
   // The index of the value named `name`, or -1.
   int find_value(const std::string& name) const;
+};
+
+// ---- running a model (src/model/) ------------------------------------------------------
+
+// A graph input or output as its users hold it: the array in the value's external layout
+// (ValueLayout: "BTC" [B, T, C], "TBC" [T, B, C], "BCT" [B, C, T], "TC" [T, C]; a State
+// "SBH" [S, B, H]), float32, row-major. An empty ModelArray (no shape, no data) given for a
+// State input means zeros (no initial state), as an absent ONNX initial_h.
+struct ModelArray {
+  Shape shape;
+  std::vector<float> data;
+};
+
+// The float reference over whole sequences. inputs: one per graph input, in
+// Model::inputs' order; every Sequence input has the same B and T. Returns one array per
+// graph output, in Model::outputs' order and their layouts. The model is validated first.
+// Throws fixq::Error naming the input for a wrong shape or a NaN / Inf element.
+// Arithmetic: float32, one fixed order per operator (docs/spec.md "Whole models"):
+// Linear and Conv1d sum b + w_0 x_0 + w_1 x_1 + ... left to right, each product and sum
+// rounded; Tanh and Sigmoid are the GRU's own (fixq/gru.h); Softmax subtracts the frame's
+// max, exponentiates with the GRU's exp, sums left to right and divides.
+std::vector<ModelArray> model_forward(const Model& model, const std::vector<ModelArray>& inputs);
+
+// Where every value of a float forward is observed (calibration): called once per node
+// output and graph input with its values, [B, T, C] for a Sequence, [S, B, H] for a State.
+struct ModelTap {
+  std::function<void(int value, const float* data, const Shape& shape)> on_value;
+  // Called with a Gru node's float input sequence x [B, T, C] and its initial state
+  // ([S, B, H], or null for zeros), before the GRU runs.
+  std::function<void(int node, const float* x, const Shape& x_shape, const float* h0)> on_gru_input;
+};
+std::vector<ModelArray> model_forward(const Model& model, const std::vector<ModelArray>& inputs, const ModelTap& tap);
+
+// Float streaming, one frame per step(): each Sequence input's frame is [B, C] (whatever
+// its layout: one time step of it); State inputs are given once, to the constructor
+// (empty = zeros). step() returns every graph output's frame: [B, C] for a Sequence, the
+// current [S, B, H] for a State. The stream carries every GRU's state and every Conv1d's
+// last (kernel - 1) * dilation input frames; its frames equal model_forward's, bit for bit.
+// A model with a bidirectional GRU is refused (its reverse direction needs the whole
+// sequence). The model must outlive the stream and stay unchanged.
+class ModelStream {
+ public:
+  ModelStream(const Model& model, int64_t batch, const std::vector<ModelArray>& initial_states = {});
+  ~ModelStream();
+  ModelStream(ModelStream&&) noexcept;
+  ModelStream& operator=(ModelStream&&) noexcept;
+  // frames: one per graph input in Model::inputs' order (State inputs' entries are ignored
+  // and may be empty).
+  std::vector<ModelArray> step(const std::vector<ModelArray>& frames);
+  int64_t batch() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// How a model is quantized. preset "int8": 8-bit activations and weights; "int16": 16-bit
+// activations, 8-bit weights (TFLite's 16x8). Scales all powers of two or all fixed-point
+// multipliers. The observer picks every value's range (per tensor); GRUs run their own
+// post-training quantization (GRU PTQ+ defaults, fixq/gru_ptq.h) on their float inputs.
+struct ModelQuantConfig {
+  std::string preset = "int8";
+  ScaleKind scales = ScaleKind::PowerOfTwo;
+  ObserverConfig observer;
+  void validate() const;  // throws fixq::Error naming the field
+};
+
+// A graph input or output of a quantized model, in integers: the float array's layout and
+// shape, values in [qmin, qmax] of `bits` (signed), under the value's parameters
+// (ModelValueQuant). A State holds row s in row s's parameters.
+struct ModelIntArray {
+  Shape shape;
+  int bits = 8;
+  std::vector<int32_t> data;
+};
+
+// The quantization of one value: per tensor, asymmetric, q = sat(round_half_even(x / scale)
+// + zero_point) into [qmin, qmax] of `bits`; x = (q - zero_point) * scale. A State value
+// has one entry per row s (each GRU cell's h parameters), a Sequence one.
+struct ModelValueQuant {
+  std::string name;
+  int bits = 8;
+  std::vector<float> scale;
+  std::vector<int32_t> zero_point;
+  int32_t qmin() const { return -(1 << (bits - 1)); }
+  int32_t qmax() const { return (1 << (bits - 1)) - 1; }
+};
+
+// What a quantized model is, for the CLI, reports and code generators.
+struct QuantizedModelInfo {
+  std::string preset;
+  ScaleKind scales = ScaleKind::PowerOfTwo;
+  std::vector<ModelValueQuant> values;   // per value of the graph, Model::values' order
+  std::vector<int> inputs, outputs;      // graph inputs and outputs, value indices
+  struct Op {
+    std::string name;                    // the node's name
+    ModelOp op = ModelOp::Linear;
+    int weight_bits = 0;                 // Linear, Conv1d: 8; Gru: its W bits; else 0
+    std::vector<int> inputs, outputs;    // value indices, as the node's
+    std::string detail;                  // one line: scales, tables, the GRU's config
+  };
+  std::vector<Op> ops;
+  // A table: one line per operator and per graph input and output.
+  std::string to_string() const;
+};
+
+// The integer model. Built once; every method is const and uses per-call scratch, so one
+// QuantizedModel may serve many threads and streams at once without locks.
+class QuantizedModel {
+ public:
+  // Calibrates on the float reference over calib_batches (each a set of graph inputs as
+  // model_forward takes), then builds every operator's integers (docs/spec.md "Whole
+  // models"). Throws fixq::Error for an invalid model or config, or no batches.
+  static QuantizedModel quantize(const Model& model, const std::vector<std::vector<ModelArray>>& calib_batches,
+                                 const ModelQuantConfig& config);
+  ~QuantizedModel();
+  QuantizedModel(QuantizedModel&&) noexcept;
+  QuantizedModel& operator=(QuantizedModel&&) noexcept;
+
+  // Quantizes the float inputs with their parameters (NaN / Inf: a fixq::Error naming the
+  // input), runs the integer graph, dequantizes the outputs. Shapes as model_forward.
+  std::vector<ModelArray> forward(const std::vector<ModelArray>& inputs) const;
+  // The integer graph alone: integer inputs (each in its value's parameters and bits; an
+  // empty array for a State input means real 0) to integer outputs.
+  std::vector<ModelIntArray> forward_raw(const std::vector<ModelIntArray>& inputs) const;
+
+  QuantizedModelInfo info() const;
+  // The graph as it was quantized (weights float, as given).
+  const Model& model() const;
+
+  // The file: safetensors, "fixq.format": "model-quantized", "fixq.version": "1"; the graph
+  // and every value's parameters as JSON in the metadata, every integer weight, bias,
+  // scale and table as a tensor. load() refuses every corrupt or truncated file with one
+  // fixq::Error naming it.
+  void save(const std::string& path) const;
+  static QuantizedModel load(const std::string& path);
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit QuantizedModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Integer streaming: as ModelStream, in the quantized model's integers; a sequence of
+// step()s equals QuantizedModel::forward / forward_raw over the whole sequence bit for
+// bit. The model must outlive the stream. A stream is used by one thread at a time.
+class QuantizedModelStream {
+ public:
+  QuantizedModelStream(const QuantizedModel& model, int64_t batch, const std::vector<ModelArray>& initial_states = {});
+  ~QuantizedModelStream();
+  QuantizedModelStream(QuantizedModelStream&&) noexcept;
+  QuantizedModelStream& operator=(QuantizedModelStream&&) noexcept;
+  // Float frames quantized, dequantized outputs (as forward).
+  std::vector<ModelArray> step(const std::vector<ModelArray>& frames);
+  // Integer frames to integer outputs (as forward_raw).
+  std::vector<ModelIntArray> step_raw(const std::vector<ModelIntArray>& frames);
+  int64_t batch() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 // From an ONNX model as torch.onnx.export (opsets 11-17, dynamic batch and time axes) or
