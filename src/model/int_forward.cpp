@@ -1,0 +1,138 @@
+// QuantizedModel: the integer graph over whole sequences, between float or integer arrays
+// in the graph inputs' and outputs' layouts.
+#include <cmath>
+
+#include "fixq/error.h"
+#include "model/int_io.h"
+#include "model/layout.h"
+#include "model/quantized.h"
+
+namespace fixq {
+
+using namespace model_detail;
+
+QuantizedModel::QuantizedModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+QuantizedModel::~QuantizedModel() = default;
+QuantizedModel::QuantizedModel(QuantizedModel&&) noexcept = default;
+QuantizedModel& QuantizedModel::operator=(QuantizedModel&&) noexcept = default;
+const Model& QuantizedModel::model() const { return impl_->model; }
+
+namespace model_detail {
+
+ModelIntArray quantize_array(const QuantizedModel::Impl& m, int v, const ModelArray& a, int64_t B, const std::string& what) {
+  const ModelValue& mv = m.model.values[static_cast<size_t>(v)];
+  const ModelValueQuant& q = m.vq[static_cast<size_t>(v)];
+  ModelIntArray r{a.shape, q.bits, std::vector<int32_t>(a.data.size())};
+  const size_t per_row = mv.kind == ValueKind::State ? static_cast<size_t>(B * mv.features) : a.data.size();
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    if (!std::isfinite(a.data[i])) fail(what, " element ", i, " is ", a.data[i], ": inputs must be finite");
+    const size_t row = per_row == 0 ? 0 : i / per_row;
+    r.data[i] = quantize_value(a.data[i], q.scale[row], q.zero_point[row], {q.qmin(), q.qmax()});
+  }
+  return r;
+}
+
+ModelArray dequantize_array(const QuantizedModel::Impl& m, int v, const ModelIntArray& a, int64_t B) {
+  const ModelValue& mv = m.model.values[static_cast<size_t>(v)];
+  const ModelValueQuant& q = m.vq[static_cast<size_t>(v)];
+  ModelArray r{a.shape, std::vector<float>(a.data.size())};
+  const size_t per_row = mv.kind == ValueKind::State ? static_cast<size_t>(B * mv.features) : a.data.size();
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    const size_t row = per_row == 0 ? 0 : i / per_row;
+    r.data[i] = dequantize_value(a.data[i], q.scale[row], q.zero_point[row]);
+  }
+  return r;
+}
+
+void check_int_values(const QuantizedModel::Impl& m, int v, const ModelIntArray& a, const std::string& what) {
+  const ModelValueQuant& q = m.vq[static_cast<size_t>(v)];
+  require(a.bits == q.bits, what, " has ", a.bits, "-bit values; the model's are ", q.bits, "-bit");
+  require(static_cast<int64_t>(a.data.size()) == numel(a.shape), what, " has ", a.data.size(), " values for shape ",
+          shape_str(a.shape));
+  for (size_t i = 0; i < a.data.size(); ++i)
+    if (a.data[i] < q.qmin() || a.data[i] > q.qmax())
+      fail(what, " element ", i, " is ", a.data[i], ", outside [", q.qmin(), ", ", q.qmax(), "]");
+}
+
+}  // namespace model_detail
+
+std::vector<ModelIntArray> QuantizedModel::forward_raw(const std::vector<ModelIntArray>& inputs) const {
+  const Impl& m = *impl_;
+  const Model& model = m.model;
+  require(inputs.size() == model.inputs.size(), "quantized model: ", inputs.size(), " inputs given, the model has ",
+          model.inputs.size());
+  int64_t B = -1, T = -1;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ModelValue& v = model.values[static_cast<size_t>(model.inputs[i])];
+    if (v.kind != ValueKind::Sequence) continue;
+    const SeqDims d = sequence_dims(v, inputs[i].shape, input_name(v));
+    require(B < 0 || (d.B == B && d.T == T), input_name(v), " has B = ", d.B, ", T = ", d.T,
+            "; an earlier input has B = ", B, ", T = ", T);
+    B = d.B;
+    T = d.T;
+  }
+  require(B >= 1, "quantized model: the batch must be >= 1, got ", B);
+  std::vector<std::vector<int32_t>> vals(model.values.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const int vi = model.inputs[i];
+    const ModelValue& v = model.values[static_cast<size_t>(vi)];
+    const ModelIntArray& a = inputs[i];
+    if (v.kind == ValueKind::State) {
+      if (a.shape.empty() && a.data.empty()) continue;  // real 0
+      const Shape want{v.rows, B, v.features};
+      require(a.shape == want, input_name(v), " (a state, layout SBH) must be ", shape_str(want), ", got ", shape_str(a.shape));
+    }
+    check_int_values(m, vi, a, input_name(v));
+    vals[static_cast<size_t>(vi)] = v.kind == ValueKind::Sequence ? to_internal(v, a.data, B, T) : a.data;
+  }
+  run_int_graph(m, vals, B, T, nullptr);
+  std::vector<ModelIntArray> out;
+  for (int vo : model.outputs) {
+    const ModelValue& mv = model.values[static_cast<size_t>(vo)];
+    const ModelValueQuant& q = m.vq[static_cast<size_t>(vo)];
+    std::vector<int32_t>& data = vals[static_cast<size_t>(vo)];
+    if (data.empty()) {  // a zero state passed through: each row's zero point
+      for (int64_t s = 0; s < mv.rows; ++s) data.insert(data.end(), static_cast<size_t>(B * mv.features), q.zero_point[static_cast<size_t>(s)]);
+    }
+    out.push_back({external_shape(mv, B, T), q.bits, mv.kind == ValueKind::Sequence ? to_external(mv, data, B, T) : data});
+  }
+  return out;
+}
+
+std::vector<ModelArray> QuantizedModel::forward(const std::vector<ModelArray>& inputs) const {
+  const Impl& m = *impl_;
+  const Model& model = m.model;
+  require(inputs.size() == model.inputs.size(), "quantized model: ", inputs.size(), " inputs given, the model has ",
+          model.inputs.size());
+  int64_t B = 1;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ModelValue& v = model.values[static_cast<size_t>(model.inputs[i])];
+    if (v.kind == ValueKind::Sequence) {
+      B = sequence_dims(v, inputs[i].shape, input_name(v)).B;
+      break;
+    }
+  }
+  std::vector<ModelIntArray> q;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const int vi = model.inputs[i];
+    const ModelValue& v = model.values[static_cast<size_t>(vi)];
+    const ModelArray& a = inputs[i];
+    if (v.kind == ValueKind::State && a.shape.empty() && a.data.empty()) {
+      q.push_back({{}, m.vq[static_cast<size_t>(vi)].bits, {}});
+      continue;
+    }
+    if (v.kind == ValueKind::State) {
+      const Shape want{v.rows, B, v.features};
+      require(a.shape == want, input_name(v), " (a state, layout SBH) must be ", shape_str(want), ", got ", shape_str(a.shape));
+    }
+    require(static_cast<int64_t>(a.data.size()) == numel(a.shape), input_name(v), " has ", a.data.size(),
+            " values for shape ", shape_str(a.shape));
+    q.push_back(quantize_array(m, vi, a, B, input_name(v)));
+  }
+  const std::vector<ModelIntArray> qo = forward_raw(q);
+  std::vector<ModelArray> out;
+  for (size_t o = 0; o < qo.size(); ++o) out.push_back(dequantize_array(m, model.outputs[o], qo[o], B));
+  return out;
+}
+
+}  // namespace fixq

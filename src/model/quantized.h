@@ -1,0 +1,92 @@
+// Private: the integer model behind QuantizedModel (fixq/model.h): every value's
+// parameters, every node's integer constants, and the one integer graph executor that
+// forward, forward_raw and the streams share (docs/spec.md part 10).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fixq/arith.h"
+#include "fixq/gemm.h"
+#include "fixq/model.h"
+#include "fixq/qgru.h"
+#include "fixq/quant.h"
+
+namespace fixq::model_detail {
+
+// The integer constants of one node. Only the fields of its operator are set.
+struct QNode {
+  // Linear, Conv1d: weights int8 symmetric per output channel o ([N, K] or
+  // [Cout, Cin / groups, kernel]), w_scale[o] = S_w[o]; bias int32 at S_x * S_w[o];
+  // requant[o] = S_x * S_w[o] / S_y; packed[g]: the GEMM's weights of group g.
+  std::vector<int32_t> q_w;
+  std::vector<float> w_scale;
+  std::vector<int32_t> q_b;
+  std::vector<FixedPointScale> requant;
+  std::vector<PackedB> packed;
+  // Tanh, Sigmoid: the table from the input's parameters to the output's.
+  std::optional<ActivationLut> lut;
+  // Add, Mul.
+  QuantizedAdd add;
+  QuantizedMul mul;
+  // Concat: each input into the output's parameters; copy[i] where they are equal.
+  std::vector<Rescale> rescale;
+  std::vector<bool> copy;
+  // Softmax: exp_table[d] = round_half_even(2^30 exp(-d S_x)) for d = max - q below its
+  // size (0 beyond); out_frac = 8 (int8: scale 2^-8, zero point -128) or 15 (int16: 2^-15, 0).
+  std::vector<int32_t> exp_table;
+  int out_frac = 8;
+  // Gru: the integer GRU; its input from the producer's parameters (x_copy: equal), the
+  // reverse direction's h into the output's (the forward top cell's h) parameters.
+  std::shared_ptr<const QuantizedGru> gru;
+  Rescale x_in, reverse_to_y;
+  bool x_copy = true, reverse_copy = true;
+};
+
+struct ModelIntState;  // a stream's carried integers (int_graph.cpp)
+
+}  // namespace fixq::model_detail
+
+namespace fixq {
+
+struct QuantizedModel::Impl {
+  Model model;
+  std::string preset = "int8";
+  ScaleKind scales = ScaleKind::PowerOfTwo;
+  int bits = 8;  // every activation
+  std::vector<ModelValueQuant> vq;  // per value
+  std::vector<model_detail::QNode> qn;  // per node
+
+  // The parameters of value v (row `row` of a State) as QuantParams of `bits` bits.
+  QuantParams params(int v, size_t row = 0) const;
+  // Every derived constant (requantization scales, rescales, packed weights) from vq, the
+  // integer weights and the tables: those of `tables` (from a file, per node: the
+  // activation table or the softmax exp table) or, when null, built now.
+  void assemble(const std::vector<std::vector<int32_t>>* tables);
+};
+
+}  // namespace fixq
+
+namespace fixq::model_detail {
+
+// The per-stream (or per-call) carried integers: every Conv1d's last P input frames and
+// every GRU's state per cell in its h storage.
+struct ModelIntState {
+  std::vector<std::vector<int32_t>> conv_hist;          // per node [B, P, Cin]
+  std::vector<std::vector<std::vector<char>>> gru_state;  // per node, per cell [B, H]
+};
+
+// The integer graph over vals (int32 per value: Sequence [B, T, C], State [S, B, H];
+// graph inputs filled, an empty State input = real 0). state: null for whole sequences
+// (conv history = the zero point, GRU states from their inputs), else carried (T = 1 or more).
+void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_t>>& vals, int64_t B, int64_t T,
+                   ModelIntState* state);
+// The initial carried state for batch B: conv histories at the zero point, GRU states
+// from the State inputs (internal int32, empty = real 0).
+ModelIntState initial_int_state(const QuantizedModel::Impl& m, const std::vector<std::vector<int32_t>>& state_inputs,
+                                int64_t B);
+
+}  // namespace fixq::model_detail
