@@ -3,9 +3,11 @@
 # libonnx_proto, not a copy of onnx.proto compiled here, keeps one registration of the
 # ONNX messages in a process that also loads torch or the onnx Python package (protobuf
 # aborts on a second one). With -DFIXQ_ONNX=OFF, src/onnx_import/unavailable.cpp takes
-# its place and load_gru_onnx says how to enable it.
+# its place and load_gru_onnx and load_model_onnx say how to enable it.
 option(FIXQ_ONNX "Read ONNX models (Debian's libonnx-dev and libprotobuf-dev)" ON)
-set(FIXQ_ONNX_REAL ${PROJECT_SOURCE_DIR}/src/onnx_import/gru_onnx.cpp ${PROJECT_SOURCE_DIR}/src/onnx_import/tensor.cpp)
+set(FIXQ_ONNX_REAL ${PROJECT_SOURCE_DIR}/src/onnx_import/gru_onnx.cpp ${PROJECT_SOURCE_DIR}/src/onnx_import/tensor.cpp
+  ${PROJECT_SOURCE_DIR}/src/onnx_import/gru_chain.cpp ${PROJECT_SOURCE_DIR}/src/onnx_import/shape_fold.cpp
+  ${PROJECT_SOURCE_DIR}/src/onnx_import/model_onnx.cpp ${PROJECT_SOURCE_DIR}/src/onnx_import/model_layout.cpp)
 set(FIXQ_ONNX_STUB ${PROJECT_SOURCE_DIR}/src/onnx_import/unavailable.cpp)
 if(FIXQ_ONNX)
   find_package(Protobuf QUIET)

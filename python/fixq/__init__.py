@@ -39,6 +39,7 @@ from ._fixq import (
     GruQuantConfig,
     GruQuantParams,
     GruStream,
+    Model,
     Observer,
     PackedB,
     QuantizedGru,
@@ -106,7 +107,7 @@ def quantize_gru(model, calib, config="int8", scales=None, method="auto", roundi
 
 __all__ = [
     "FixedPointScale", "GruAutoBitsResult", "GruCalibrator", "GruModel", "GruPtq", "GruPtqResult", "GruQuantConfig",
-    "GruQuantParams", "GruStream", "Observer", "PackedB", "QuantizedGru", "QuantizedGruStream", "QuantParams",
+    "GruQuantParams", "GruStream", "Model", "Observer", "PackedB", "QuantizedGru", "QuantizedGruStream", "QuantParams",
     "QuantScheme", "dequantize", "dequantize_value", "file_kind", "formats", "gemm_f32", "gemm_requant", "gemm_s32",
     "gemm_s64", "gemm_threads", "gru_bits_cost", "gru_ops", "metrics", "minmax_ranges", "params_from_ranges",
     "params_from_tensor", "quantize", "quantize_gru", "quantize_value", "requantize", "round_half_even",

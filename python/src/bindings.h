@@ -26,6 +26,8 @@ void bind_gemm(pybind11::module_& m);
 void bind_quant(pybind11::module_& m);
 void bind_formats(pybind11::module_& m);
 void bind_metrics(pybind11::module_& m);
+// Whole models (model.h): the ONNX import and the float forward.
+void bind_model(pybind11::module_& m);
 // Called by bind_quant: fixed-point arithmetic (arith.h) and calibration observers (calib.h).
 void bind_arith(pybind11::module_& m);
 void bind_calib(pybind11::module_& m);

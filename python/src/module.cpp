@@ -44,4 +44,5 @@ PYBIND11_MODULE(_fixq, m) {
   fixq::py::bind_gru(m);
   fixq::py::bind_formats(m);
   fixq::py::bind_metrics(m);
+  fixq::py::bind_model(m);
 }

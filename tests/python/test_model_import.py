@@ -1,0 +1,285 @@
+"""Whole ONNX models (fixq.Model.load_onnx, issue 44): real models built with torch and
+exported by torch.onnx.export at opsets 11, 13 and 17 with dynamic batch and time axes,
+and GRUs written with onnx.helper as tf2onnx writes them. Each import is checked for its
+structure (operators, shapes, layouts) and its float forward against torch (or, for the
+helper-made GRUs, the ONNX operator's equations in numpy) within 1e-4; every refusal is
+checked to be one line naming the node and its op type."""
+
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import TensorProto, helper, numpy_helper
+from torch import nn
+
+import fixq
+from test_onnx_reset_before import onnx_gru
+
+torch.set_num_threads(1)
+warnings.filterwarnings("ignore", category=UserWarning)
+TOL = 1e-4
+OPSETS = [11, 13, 17]
+
+
+# ---- the models
+
+
+class RNNoise(nn.Module):
+    """RNNoise 2024's shape: two causal Conv1d k=3 + tanh, three GRUs, the concatenation of
+    the conv output and every GRU output, two Linear + sigmoid heads."""
+
+    def __init__(self, c=8, conv=16, h=12):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv1d(c, conv, 3), nn.Conv1d(conv, conv, 3)
+        self.gru1 = nn.GRU(conv, h, batch_first=True)
+        self.gru2 = nn.GRU(h, h, batch_first=True)
+        self.gru3 = nn.GRU(h, h, batch_first=True)
+        self.gain, self.vad = nn.Linear(conv + 3 * h, 6), nn.Linear(conv + 3 * h, 1)
+
+    def forward(self, x):  # [B, T, C]
+        t = x.permute(0, 2, 1)
+        t = torch.tanh(self.conv1(nn.functional.pad(t, (2, 0))))
+        t = torch.tanh(self.conv2(nn.functional.pad(t, (2, 0))))
+        t = t.permute(0, 2, 1)
+        a, _ = self.gru1(t)
+        b, _ = self.gru2(a)
+        c, _ = self.gru3(b)
+        cat = torch.cat([t, a, b, c], -1)
+        return torch.sigmoid(self.gain(cat)), torch.sigmoid(self.vad(cat))
+
+
+class Glu(nn.Module):
+    """A GLU block: Linear to 2N, halves by chunk (Slice) or split (Split), a * sigmoid(b)."""
+
+    def __init__(self, split=False):
+        super().__init__()
+        self.proj, self.out, self.split = nn.Linear(8, 16), nn.Linear(8, 3), split
+
+    def forward(self, x):
+        h = self.proj(x)
+        a, b = torch.split(h, [8, 8], -1) if self.split else h.chunk(2, -1)
+        return self.out(a * torch.sigmoid(b))
+
+
+class Kws(nn.Module):
+    """A keyword spotter: Conv1d (symmetric pads + a Slice: causal) + ReLU on [B, C, T], a
+    two-layer GRU, its last state h_n[-1] -> Linear -> softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.gru, self.fc = nn.Conv1d(8, 16, 3, padding=4, dilation=2), nn.GRU(16, 12, num_layers=2), nn.Linear(12, 4)
+
+    def forward(self, x):  # [B, C, T]
+        t = torch.relu(self.conv(x)[:, :, :-4])
+        _, h = self.gru(t.permute(2, 0, 1))
+        return torch.softmax(self.fc(h[-1]), -1)
+
+
+class Stateful(nn.Module):
+    """Initial-state input and final-state output: a two-layer bidirectional GRU."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru, self.fc = nn.GRU(6, 5, num_layers=2, bidirectional=True, batch_first=True), nn.Linear(10, 3)
+
+    def forward(self, x, h0):
+        y, h = self.gru(x, h0)
+        return self.fc(y), h
+
+
+class Bidirectional(nn.Module):
+    """A time-major bidirectional GRU, its output as it is."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(5, 7, bidirectional=True)
+
+    def forward(self, x):  # [T, B, C]
+        return self.gru(x)[0]
+
+
+class Tcn(nn.Module):
+    """Depthwise dilated causal conv (a Pad of (k-1)*d) + pointwise conv, channels first."""
+
+    def __init__(self):
+        super().__init__()
+        self.dw, self.pw = nn.Conv1d(6, 6, 3, dilation=2, groups=6), nn.Conv1d(6, 4, 1)
+
+    def forward(self, x):  # [B, C, T]
+        return self.pw(torch.relu(self.dw(nn.functional.pad(x, (4, 0)))))
+
+
+def export(module, args, path, opset, names, dynamic):
+    torch.onnx.export(module.eval(), args, str(path), opset_version=opset, input_names=names[0], output_names=names[1],
+                      dynamic_axes=dynamic)
+    return path
+
+
+def torch_out(module, args):
+    with torch.no_grad():
+        out = module(*args)
+    return [o.numpy() for o in (out if isinstance(out, tuple) else (out,))]
+
+
+def max_err(a, b):
+    return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
+
+
+def ops(model):
+    return [n["op"] for n in model.nodes]
+
+
+# ---- torch models: structure and float outputs
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_rnnoise_shape(tmp_path, opset):
+    torch.manual_seed(0)
+    m = RNNoise()
+    x = torch.randn(2, 9, 8)
+    dyn = {"x": {0: "B", 1: "T"}, "gain": {0: "B", 1: "T"}, "vad": {0: "B", 1: "T"}}
+    f = export(m, (x,), tmp_path / "rnnoise.onnx", opset, (["x"], ["gain", "vad"]), dyn)
+    model = fixq.Model.load_onnx(f)
+    assert ops(model) == ["conv1d", "tanh", "conv1d", "tanh", "gru", "gru", "gru", "concat", "linear", "sigmoid",
+                          "linear", "sigmoid"]
+    conv = model.nodes[0]
+    assert (conv["kernel"], conv["dilation"], conv["groups"], conv["in_features"], conv["out_features"]) == (3, 1, 1, 8, 16)
+    assert [v["layout"] for v in model.inputs + model.outputs] == ["BTC", "BTC", "BTC"]
+    assert [v["name"] for v in model.outputs] == ["gain", "vad"]
+    assert model.nodes[8]["has_bias"] and model.nodes[8]["in_features"] == 16 + 36
+    # Other batch and time sizes than the export's: the axes are dynamic.
+    x2 = torch.randn(3, 14, 8)
+    got, want = model.forward([x2.numpy()]), torch_out(m, (x2,))
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        assert max_err(g, w) < TOL
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("split", [False, True])
+def test_glu(tmp_path, opset, split):
+    torch.manual_seed(1)
+    m = Glu(split)
+    f = export(m, (torch.randn(2, 5, 8),), tmp_path / "glu.onnx", opset, (["x"], ["y"]),
+               {"x": {0: "B", 1: "T"}, "y": {0: "B", 1: "T"}})
+    model = fixq.Model.load_onnx(f)
+    assert ops(model) == ["linear", "slice", "slice", "sigmoid", "mul", "linear"]
+    assert [(n["begin"], n["end"]) for n in model.nodes[1:3]] == [(0, 8), (8, 16)]
+    x = torch.randn(3, 7, 8)
+    assert max_err(model.forward([x.numpy()])[0], torch_out(m, (x,))[0]) < TOL
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_keyword_spotter_last_state(tmp_path, opset):
+    torch.manual_seed(2)
+    m = Kws()
+    f = export(m, (torch.randn(2, 8, 10),), tmp_path / "kws.onnx", opset, (["x"], ["p"]), {"x": {0: "B", 2: "T"}, "p": {0: "B"}})
+    model = fixq.Model.load_onnx(f)
+    assert ops(model) == ["conv1d", "relu", "gru", "linear", "softmax"]
+    assert model.nodes[0]["dilation"] == 2 and model.nodes[2]["gru"]["num_layers"] == 2
+    assert model.inputs[0]["layout"] == "BCT"
+    # h_n[-1] is the top layer's last frame: fixq computes every frame, the ONNX output is the last.
+    assert model.outputs[0]["layout"] == "BTC"
+    x = torch.randn(3, 8, 13)
+    got = model.forward([x.numpy()])[0]
+    assert got.shape == (3, 13, 4)
+    assert max_err(got[:, -1], torch_out(m, (x,))[0]) < TOL
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_initial_and_final_state(tmp_path, opset):
+    torch.manual_seed(3)
+    m = Stateful()
+    dyn = {"x": {0: "B", 1: "T"}, "h0": {1: "B"}, "y": {0: "B", 1: "T"}, "hn": {1: "B"}}
+    f = export(m, (torch.randn(2, 6, 6), torch.zeros(4, 2, 5)), tmp_path / "state.onnx", opset, (["x", "h0"], ["y", "hn"]), dyn)
+    model = fixq.Model.load_onnx(f)
+    assert ops(model) == ["gru", "linear"]
+    gru = model.nodes[0]
+    assert gru["gru"]["bidirectional"] and gru["gru"]["num_layers"] == 2
+    assert gru["inputs"] == ["x", "h0"] and gru["outputs"][1] == "hn"
+    assert [(v["kind"], v["layout"]) for v in model.inputs] == [("sequence", "BTC"), ("state", "SBH")]
+    assert [(v["kind"], v["layout"], v["rows"]) for v in model.outputs] == [("sequence", "BTC", 0), ("state", "SBH", 4)]
+    x, h0 = torch.randn(3, 8, 6), torch.randn(4, 3, 5)
+    got, want = model.forward([x.numpy(), h0.numpy()]), torch_out(m, (x, h0))
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and max_err(g, w) < TOL
+    # No initial state: zeros.
+    got0 = model.forward([x.numpy(), None])
+    assert max_err(got0[0], torch_out(m, (x, torch.zeros(4, 3, 5)))[0]) < TOL
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_bidirectional_time_major(tmp_path, opset):
+    torch.manual_seed(4)
+    m = Bidirectional()
+    f = export(m, (torch.randn(6, 2, 5),), tmp_path / "bi.onnx", opset, (["x"], ["y"]),
+               {"x": {0: "T", 1: "B"}, "y": {0: "T", 1: "B"}})
+    model = fixq.Model.load_onnx(f)
+    assert ops(model) == ["gru"]
+    assert [v["layout"] for v in model.inputs + model.outputs] == ["TBC", "TBC"]
+    assert model.outputs[0]["features"] == 14
+    x = torch.randn(9, 3, 5)
+    assert max_err(model.forward([x.numpy()])[0], torch_out(m, (x,))[0]) < TOL
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_depthwise_dilated_conv(tmp_path, opset):
+    torch.manual_seed(5)
+    m = Tcn()
+    f = export(m, (torch.randn(2, 6, 10),), tmp_path / "tcn.onnx", opset, (["x"], ["y"]),
+               {"x": {0: "B", 2: "T"}, "y": {0: "B", 2: "T"}})
+    model = fixq.Model.load_onnx(f)
+    assert ops(model) == ["conv1d", "relu", "conv1d"]
+    dw = model.nodes[0]
+    assert (dw["kernel"], dw["dilation"], dw["groups"]) == (3, 2, 6)
+    assert [v["layout"] for v in model.inputs + model.outputs] == ["BCT", "BCT"]
+    x = torch.randn(3, 6, 15)
+    assert max_err(model.forward([x.numpy()])[0], torch_out(m, (x,))[0]) < TOL
+
+
+# ---- GRUs as tf2onnx writes them (onnx.helper)
+
+
+def helper_gru(path, T="T", layout=0, lbr=0, direction=None, extra=None, seed=6):
+    """X -> GRU (reset-before unless lbr = 1) -> Squeeze of the direction axis -> y."""
+    rng = np.random.default_rng(seed)
+    C, H = 4, 5
+    W = (rng.standard_normal((1, 3 * H, C)) * 0.4).astype(np.float32)
+    R = (rng.standard_normal((1, 3 * H, H)) * 0.4).astype(np.float32)
+    B = (rng.standard_normal((1, 6 * H)) * 0.2).astype(np.float32)
+    attrs = {"hidden_size": H, "linear_before_reset": lbr}
+    if layout:
+        attrs["layout"] = layout
+    if direction:
+        attrs["direction"] = direction
+    x_shape = ["N", T, C] if layout else [T, "N", C]
+    nodes = [helper.make_node("GRU", ["x", "W", "R", "B"], ["Y"], name="gru/GRU", **attrs),
+             helper.make_node("Squeeze", ["Y", "axes"], ["y"], name="gru/Squeeze")]
+    g = helper.make_graph(nodes, "tf2onnx", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(W, "W"), numpy_helper.from_array(R, "R"), numpy_helper.from_array(B, "B"),
+                           numpy_helper.from_array(np.array([2 if layout else 1], np.int64), "axes")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return W, R, B
+
+
+def test_tf2onnx_reset_before_gru(tmp_path):
+    W, R, B = helper_gru(tmp_path / "rb.onnx")
+    model = fixq.Model.load_onnx(tmp_path / "rb.onnx")
+    assert ops(model) == ["gru"] and model.nodes[0]["gru"]["cell_kind"] == "reset_before"
+    assert [v["layout"] for v in model.inputs + model.outputs] == ["TBC", "TBC"]
+    x = np.random.default_rng(7).standard_normal((8, 3, 4)).astype(np.float32)
+    want = onnx_gru(x, W, R, B, 0)[:, 0]
+    assert max_err(model.forward([x])[0], want) < TOL
+
+
+def test_gru_layout_1(tmp_path):
+    W, R, B = helper_gru(tmp_path / "l1.onnx", layout=1, lbr=1)
+    model = fixq.Model.load_onnx(tmp_path / "l1.onnx")
+    assert ops(model) == ["gru"] and model.nodes[0]["gru"]["cell_kind"] == "reset_after"
+    assert [v["layout"] for v in model.inputs + model.outputs] == ["BTC", "BTC"]
+    x = np.random.default_rng(8).standard_normal((3, 8, 4)).astype(np.float32)
+    want = onnx_gru(x.transpose(1, 0, 2), W, R, B, 1)[:, 0].transpose(1, 0, 2)
+    assert max_err(model.forward([x])[0], want) < TOL
