@@ -5,8 +5,6 @@ structure (operators, shapes, layouts) and its float forward against torch (or, 
 helper-made GRUs, the ONNX operator's equations in numpy) within 1e-4; every refusal is
 checked to be one line naming the node and its op type."""
 
-import warnings
-
 import numpy as np
 import onnx
 import pytest
@@ -18,7 +16,8 @@ import fixq
 from test_onnx_reset_before import onnx_gru
 
 torch.set_num_threads(1)
-warnings.filterwarnings("ignore", category=UserWarning)
+# torch.onnx.export's notes on its own shape inference.
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 TOL = 1e-4
 OPSETS = [11, 13, 17]
 
@@ -283,3 +282,118 @@ def test_gru_layout_1(tmp_path):
     x = np.random.default_rng(8).standard_normal((3, 8, 4)).astype(np.float32)
     want = onnx_gru(x.transpose(1, 0, 2), W, R, B, 1)[:, 0].transpose(1, 0, 2)
     assert max_err(model.forward([x])[0], want) < TOL
+
+
+# ---- refusals: one line naming the node and its op type
+
+
+class Wrap(nn.Module):
+    def __init__(self, fn, *mods):
+        super().__init__()
+        self.mods = nn.ModuleList(mods)
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x, *self.mods)
+
+
+TORCH_REFUSALS = [
+    # (name, module, input [B, T, C] or [B, C, T], node op, message part)
+    ("stride", Wrap(lambda x, c: c(x), nn.Conv1d(4, 4, 3, stride=2)), (2, 4, 9), "Conv",
+     "stride 2 is not supported; fixq supports stride 1"),
+    ("not_causal", Wrap(lambda x, c: c(x), nn.Conv1d(4, 4, 3, padding=1)), (2, 4, 9), "Conv", "is not causal"),
+    ("conv2d", Wrap(lambda x, c: c(x.unsqueeze(1)).squeeze(1), nn.Conv2d(1, 1, 1)), (2, 4, 9), "Conv",
+     "2-D convolution; fixq supports 1-D"),
+    ("lstm", Wrap(lambda x, l: l(x)[0], nn.LSTM(4, 4, batch_first=True)), (2, 9, 4), "LSTM",
+     "operator LSTM is not supported; fixq imports Gemm"),
+    ("sub", Wrap(lambda x: torch.tanh(x) - torch.sigmoid(x)), (2, 9, 4), "Sub", "fixq supports Add and Mul"),
+    ("add_const", Wrap(lambda x: torch.tanh(x) + 1.0), (2, 9, 4), "Add", "adds a constant"),
+    ("time_slice", Wrap(lambda x: torch.tanh(x[:, 1:])), (2, 9, 4), "Slice", "slices the time axis"),
+    ("merge_bt", Wrap(lambda x, l: l(x.reshape(-1, 4)), nn.Linear(4, 3)), (2, 9, 4), "Reshape",
+     "fixq supports reshapes that keep the batch, time and feature axes apart"),
+    ("gather", Wrap(lambda x: torch.tanh(x[:, :, 0])), (2, 9, 4), "Gather", "gathers from the data"),
+    ("softmax_time", Wrap(lambda x: torch.softmax(x, 1)), (2, 9, 4), "Softmax", "fixq supports Softmax over the features"),
+    ("reflect", Wrap(lambda x, c: c(nn.functional.pad(x, (2, 0), mode="reflect")), nn.Conv1d(4, 4, 3)), (2, 4, 9),
+     "Pad", "mode 'reflect' is not supported"),
+    ("pad_right", Wrap(lambda x, c: c(nn.functional.pad(x, (1, 1))), nn.Conv1d(4, 4, 3)), (2, 4, 9), "Pad",
+     "on its left only"),
+    ("matmul_data", Wrap(lambda x: torch.matmul(x, x.transpose(1, 2))), (2, 9, 4), "MatMul", "multiplies two computed"),
+    ("exp", Wrap(lambda x: torch.exp(x)), (2, 9, 4), "Exp", "operator Exp is not supported"),
+]
+
+
+@pytest.mark.parametrize("name,module,shape,op,message", TORCH_REFUSALS, ids=[r[0] for r in TORCH_REFUSALS])
+def test_refusals_of_torch_models(tmp_path, name, module, shape, op, message):
+    f = tmp_path / f"{name}.onnx"
+    dyn_axis = 2 if op in ("Conv", "Pad") else 1
+    export(module, (torch.randn(*shape),), f, 13, (["x"], ["y"]), {"x": {0: "B", dyn_axis: "T"}})
+    with pytest.raises(ValueError) as e:
+        fixq.Model.load_onnx(f)
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert msg.startswith(f"load_model_onnx: {f}: node '/"), msg
+    assert f"({op}): " in msg and message in msg, msg
+
+
+def graph_model(path, nodes, inputs, outputs, inits=(), opset=13):
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), str(path))
+    return path
+
+
+X = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "T", 4])
+Y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+
+
+def test_refusals_of_graphs(tmp_path):
+    def refused(nodes, message, inits=(), op=None, inputs=(X,)):
+        f = graph_model(tmp_path / "m.onnx", nodes, list(inputs), [Y], inits)
+        with pytest.raises(ValueError) as e:
+            fixq.Model.load_onnx(f)
+        msg = str(e.value)
+        assert "\n" not in msg and message in msg, msg
+        if op:
+            assert f"({op}): " in msg, msg
+
+    refused([helper.make_node("Tanh", ["nowhere"], ["y"], name="t")], "node 't' (Tanh): reads 'nowhere', which no node computes")
+    refused([helper.make_node("Tanh", ["a"], ["y"], name="t"), helper.make_node("Sigmoid", ["y"], ["a"], name="s")],
+            "which a later node computes (a cycle, or nodes out of topological order)")
+    refused([helper.make_node("Relu", ["x"], ["y"], name="c", domain="com.example")], "operator domain 'com.example'")
+    # A GRU that runs in reverse only, and one with sequence_lens.
+    rng = np.random.default_rng(0)
+    w = [numpy_helper.from_array(rng.standard_normal(s).astype(np.float32), n)
+         for n, s in (("W", (1, 15, 4)), ("R", (1, 15, 5)))]
+    xt = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["T", "B", 4])
+    refused([helper.make_node("GRU", ["x", "W", "R"], ["Y"], name="g", hidden_size=5, direction="reverse"),
+             helper.make_node("Squeeze", ["Y"], ["y"], name="s")], "runs in direction \"reverse\" only", w, inputs=(xt,))
+    lens = numpy_helper.from_array(np.array([3, 2], np.int32), "lens")
+    refused([helper.make_node("GRU", ["x", "W", "R", "", "lens"], ["Y"], name="g", hidden_size=5),
+             helper.make_node("Squeeze", ["Y"], ["y"], name="s")], "node 'g' (GRU): has sequence_lens", w + [lens],
+            inputs=(xt,))
+    # Weights that are not finite (Model::validate), and a Mul by a constant.
+    nan = np.full((4, 3), np.nan, np.float32)
+    refused([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "node 'mm' (linear): weight or bias is not finite",
+            [numpy_helper.from_array(nan, "w")])
+    refused([helper.make_node("Mul", ["x", "k"], ["y"], name="mul")], "node 'mul' (Mul): computes with a constant",
+            [numpy_helper.from_array(np.ones(4, np.float32), "k")])
+    # A graph input that is no float tensor; a graph output that is a constant.
+    xi = helper.make_tensor_value_info("x", TensorProto.INT64, ["B", "T", 4])
+    refused([helper.make_node("Relu", ["x"], ["y"], name="r")], "graph input 'x' is not a float32 tensor", inputs=(xi,))
+    refused([helper.make_node("Identity", ["k"], ["y"], name="i")], "graph output 'y' is a constant",
+            [numpy_helper.from_array(np.ones(4, np.float32), "k")])
+
+
+def test_refusals_of_files(tmp_path):
+    torch.manual_seed(0)
+    f = export(Glu(), (torch.randn(2, 5, 8),), tmp_path / "glu.onnx", 13, (["x"], ["y"]), {"x": {0: "B", 1: "T"}})
+    data = f.read_bytes()
+    (tmp_path / "cut.onnx").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="not an ONNX model"):
+        fixq.Model.load_onnx(tmp_path / "cut.onnx")
+    m = onnx.load(str(f))
+    onnx.save(m, str(tmp_path / "ext.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+              location="ext.data", size_threshold=0)
+    with pytest.raises(ValueError, match="external file"):
+        fixq.Model.load_onnx(tmp_path / "ext.onnx")
+    with pytest.raises(OSError):
+        fixq.Model.load_onnx(tmp_path / "missing.onnx")
