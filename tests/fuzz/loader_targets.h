@@ -16,6 +16,7 @@
 #include "fixq/error.h"
 #include "fixq/gguf_file.h"
 #include "fixq/gru.h"
+#include "fixq/model.h"
 #include "fixq/npy.h"
 #include "fixq/encoded_file.h"
 #include "fixq/formats.h"
@@ -42,6 +43,28 @@ inline void load_gru_float_model(const std::string& path) { load_gru_float(path)
 
 // An ONNX model's GRU (the bytes are always taken as ONNX, whatever they start with).
 inline void load_gru_onnx_model(const std::string& path) { load_gru_onnx(path); }
+
+// A whole ONNX model; what loads also runs a float forward on a tiny input (B = 1, T = 2,
+// zeros for initial states), so that every imported operator and layout is used once.
+// Models wider than 4096 features are only loaded (a forward would only cost time).
+inline void load_onnx_model_and_run(const std::string& path) {
+  const Model m = load_model_onnx(path);
+  std::vector<ModelArray> inputs;
+  for (const int i : m.inputs) {
+    const ModelValue& v = m.values[static_cast<size_t>(i)];
+    ModelArray a;
+    if (v.kind == ValueKind::Sequence) {
+      if (v.features > 4096) return;
+      for (const char axis : v.layout.axes) a.shape.push_back(axis == 'B' ? 1 : axis == 'T' ? 2 : v.features);
+      a.data.resize(static_cast<size_t>(numel(a.shape)));
+      for (size_t k = 0; k < a.data.size(); ++k) a.data[k] = static_cast<float>(static_cast<int>(k % 5) - 2) * 0.5f;
+    }
+    inputs.push_back(std::move(a));
+  }
+  for (const ModelNode& n : m.nodes)
+    if (n.in_features > 4096 || n.out_features > 4096 || (n.gru && n.gru->hidden_size > 4096)) return;
+  model_forward(m, inputs);
+}
 
 // Opens the file, then reads every tensor: raw bytes always, and as float32 where fixq
 // decodes the type (read_f32 has its own checks, e.g. integers not exact in float32).
@@ -78,7 +101,7 @@ struct Target {
   void (*load)(const std::string& path);
 };
 
-inline constexpr std::array<Target, 7> kTargets{{
+inline constexpr std::array<Target, 8> kTargets{{
     {"safetensors", load_safetensors},
     {"gru_float", load_gru_float_model},
     {"qgru", load_qgru_and_run},
@@ -86,6 +109,7 @@ inline constexpr std::array<Target, 7> kTargets{{
     {"npy", load_npy_array},
     {"gguf", load_gguf},
     {"onnx_gru", load_gru_onnx_model},
+    {"onnx_model", load_onnx_model_and_run},
 }};
 
 // The target of that name; throws fixq::Error for an unknown one.

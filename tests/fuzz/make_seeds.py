@@ -175,6 +175,65 @@ def onnx_export(tmp, name, c, h, layers, bidirectional):
         return f.read()
 
 
+def onnx_model_seeds(tmp):
+    """onnx_model: small whole models as torch.onnx.export writes them (causal convs, a GLU,
+    stacked GRUs with h_n[-1], initial and final states), opsets 11 and 17."""
+    import warnings
+    import torch
+    from torch import nn
+
+    class Speech(nn.Module):  # Pad + Conv1d + tanh, two GRUs, Concat, Linear + sigmoid
+        def __init__(self):
+            super().__init__()
+            self.conv, self.g1, self.g2, self.fc = nn.Conv1d(2, 2, 3), nn.GRU(2, 2), nn.GRU(2, 1), nn.Linear(5, 1)
+
+        def forward(self, x):  # [B, T, C]
+            t = torch.tanh(self.conv(nn.functional.pad(x.permute(0, 2, 1), (2, 0)))).permute(2, 0, 1)
+            a, _ = self.g1(t)
+            b, _ = self.g2(a)
+            return torch.sigmoid(self.fc(torch.cat([t, a, b], -1)))
+
+    class Glu(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 4)
+
+        def forward(self, x):
+            a, b = self.fc(x).chunk(2, -1)
+            return torch.softmax(a * torch.sigmoid(b), -1)
+
+    class Kws(nn.Module):  # symmetric pads + Slice, two layers, h_n[-1] -> Gemm
+        def __init__(self):
+            super().__init__()
+            self.conv, self.gru, self.fc = nn.Conv1d(2, 2, 2, padding=1, groups=2), nn.GRU(2, 2, num_layers=2), nn.Linear(2, 2)
+
+        def forward(self, x):  # [B, C, T]
+            _, h = self.gru(torch.relu(self.conv(x)[:, :, :-1]).permute(2, 0, 1))
+            return self.fc(h[-1])
+
+    class State(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRU(1, 1, bidirectional=True, batch_first=True)
+
+        def forward(self, x, h0):
+            return self.gru(x, h0)
+
+    models = [("speech", Speech(), (torch.zeros(1, 3, 2),), ["x"], {"x": {0: "B", 1: "T"}}),
+              ("glu", Glu(), (torch.zeros(1, 3, 2),), ["x"], {"x": {0: "B", 1: "T"}}),
+              ("kws", Kws(), (torch.zeros(1, 2, 3),), ["x"], {"x": {0: "B", 2: "T"}}),
+              ("state", State(), (torch.zeros(1, 3, 1), torch.zeros(2, 1, 1)), ["x", "h0"], {"x": {0: "B", 1: "T"}})]
+    torch.manual_seed(44)
+    for name, module, args, names, dyn in models:
+        for opset in (11, 17):
+            path = os.path.join(tmp, "%s-%d.onnx" % (name, opset))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.onnx.export(module.eval(), args, path, opset_version=opset, input_names=names, dynamic_axes=dyn)
+            with open(path, "rb") as f:
+                (variants if opset == 17 else out)("onnx_model", "%s-%d.onnx" % (name, opset), f.read())
+
+
 def main():
     if not os.access(FIXQ, os.X_OK):
         sys.exit("make_seeds.py: %s is missing; build fixq first (scripts/setup.sh)" % FIXQ)
@@ -236,6 +295,7 @@ def main():
         variants("onnx_gru", "gru.onnx", onnx_export(tmp, "g1.onnx", 2, 2, 1, False))
         out("onnx_gru", "gru-2layer-bidi.onnx", onnx_export(tmp, "g2.onnx", 1, 1, 2, True))
         out("gru_float", "gru.onnx", onnx_export(tmp, "g3.onnx", 1, 2, 1, False))
+        onnx_model_seeds(tmp)
 
         # qgru: int8 / int16, shifts / multipliers, bidirectional, two layers.
         def calib(name, c):
