@@ -13,6 +13,8 @@ void register_quantize_stats(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_gru(CLI::App& app);
 void register_gguf(CLI::App& app);
+// `fixq model quantize | run | eval | info`: whole models (model_cmd.cpp).
+void register_model(CLI::App& app);
 // `fixq gru tables` and `fixq gru export-c`, added to the gru command.
 void register_gru_export(CLI::App& gru);
 

@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   fixq::cli::register_bench(app);
   fixq::cli::register_gguf(app);
   fixq::cli::register_gru(app);
+  fixq::cli::register_model(app);
   const auto help_hint = [&app] { return "run '" + command_path(app) + " --help' for usage"; };
   try {
     app.parse(argc, argv);
