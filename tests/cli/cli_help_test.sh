@@ -80,7 +80,7 @@ expect_error() {  # expect_error NEEDLE ARGS...
   grep -Eq '^fixq: error: .+; .+' "$tmp/err.txt" && grep -q -- "$needle" "$tmp/err.txt" ||
     { echo "cli help: error for 'fixq $*' lacks '$needle' or the form:" >&2; cat "$tmp/err.txt" >&2; exit 1; }
 }
-expect_error "'fixq' needs a command: one of info, .*gru; run 'fixq --help'"
+expect_error "'fixq' needs a command: one of info, .*gru, model; run 'fixq --help'"
 expect_error "unknown command 'frobnicate'; run 'fixq --help'" frobnicate
 expect_error "'fixq gru' needs a command: one of quantize, run, eval, tables, export-c; run 'fixq gru --help'" gru
 expect_error "unknown command 'frob'; run 'fixq formats --help'" formats frob
