@@ -397,3 +397,25 @@ def test_refusals_of_files(tmp_path):
         fixq.Model.load_onnx(tmp_path / "ext.onnx")
     with pytest.raises(OSError):
         fixq.Model.load_onnx(tmp_path / "missing.onnx")
+
+
+def test_layout_operators_fold_away(tmp_path):
+    """Unsqueeze / Squeeze / Reshape / Identity on the data, a [T, C] input without batch,
+    and Gemm with transB = 0, alpha and beta (onnx.helper)."""
+    rng = np.random.default_rng(9)
+    w, b = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    nodes = [helper.make_node("Unsqueeze", ["x", "ax0"], ["u"], name="u"),
+             helper.make_node("Squeeze", ["u", "ax0"], ["s"], name="s"),
+             helper.make_node("Reshape", ["s", "shape"], ["r"], name="r"),
+             helper.make_node("Identity", ["r"], ["i"], name="i"),
+             helper.make_node("Gemm", ["i", "w", "b"], ["g"], name="gemm", alpha=0.5, beta=2.0),
+             helper.make_node("Relu", ["g"], ["y"], name="relu")]
+    inits = [numpy_helper.from_array(np.array([0], np.int64), "ax0"), numpy_helper.from_array(np.array([0, 4], np.int64), "shape"),
+             numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    xt = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["T", 4])
+    f = graph_model(tmp_path / "tc.onnx", nodes, [xt], [Y], inits)
+    model = fixq.Model.load_onnx(f)
+    assert ops(model) == ["linear", "relu"]
+    assert [v["layout"] for v in model.inputs + model.outputs] == ["TC", "TC"]
+    x = rng.standard_normal((7, 4)).astype(np.float32)
+    assert max_err(model.forward([x])[0], np.maximum(0.5 * x @ w + 2.0 * b, 0)) < TOL
