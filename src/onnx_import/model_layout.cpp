@@ -315,13 +315,16 @@ void ModelImporter::cast(const onnx::NodeProto& n) {
 void ModelImporter::constant_of_shape(const onnx::NodeProto& n) {
   const Folded& shape = const_input(n, 0, "shape");
   float value = 0.0f;
+  int64_t int_value = 0;
   bool is_float = true;
   if (const onnx::AttributeProto* a = attribute(n, "value"); a && a->has_t()) {
     const Folded v = folded_from_proto(a->t(), "ConstantOfShape '" + label(n) + "' value");
     if (v.size() != 1) fail_node(n, "its value has ", v.size(), " elements, not 1");
     is_float = v.is_float;
-    if (is_float) value = v.floats[0];
-    else if (!v.ints[0].known() || v.ints[0].v != 0) value = static_cast<float>(v.ints[0].v);
+    if (is_float)
+      value = v.floats[0];
+    else
+      int_value = v.ints[0].v, value = int_value == 0 ? 0.0f : 1.0f;  // only zero or not matters below
   }
   if (shape.is_float || shape.dims.size() > 1) fail_node(n, "its shape is not a 1-D integer tensor");
   Tensor t;
@@ -335,9 +338,9 @@ void ModelImporter::constant_of_shape(const onnx::NodeProto& n) {
     if (is_float)
       t.constant.floats.assign(static_cast<std::size_t>(count), value);
     else
-      t.constant.ints.assign(static_cast<std::size_t>(count), Dim{static_cast<int64_t>(value)});
+      t.constant.ints.assign(static_cast<std::size_t>(count), Dim{int_value});
   } else {
-    if (value != 0.0f) fail_node(n, "fills a tensor of the data's shape with ", value, "; fixq supports zeros there");
+    if (value != 0.0f) fail_node(n, "fills a tensor of the data's shape with other values than 0; fixq supports zeros there");
     t.kind = Tensor::Zeros;
     t.constant = shape;
   }
@@ -378,7 +381,7 @@ void ModelImporter::pad(const onnx::NodeProto& n) {
     if (role(d.axes[static_cast<std::size_t>(a)]) != kT || end != 0 || begin < 0)
       fail_node(n, "pads axis ", a, " of ", axes_str(d), " by ", begin, " and ", end,
                 "; fixq supports a Pad of the time axis on its left only (a causal Conv1d)");
-    d.pad_left += begin;
+    if (__builtin_add_overflow(d.pad_left, begin, &d.pad_left)) fail_node(n, "pads by more than int64 frames");
     d.pad_node = label(n);
   }
   set_data(n, 0, d);

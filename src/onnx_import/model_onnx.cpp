@@ -640,9 +640,10 @@ void ModelImporter::conv(const onnx::NodeProto& n) {
   const int64_t cin = features(x);
   if (groups < 1 || cin % groups != 0 || cout % groups != 0 || w.dims[1] * groups != cin)
     fail_node(n, "has group ", groups, " and weight ", shape_str(w.dims), " for ", cin, " input channels");
-  const int64_t receptive = (k - 1) * dilation;
-  const int64_t left = x.pad_left + pads[0];
-  if (left != receptive || pads[1] < 0)
+  // Attributes are any int64: sums and products that overflow are no causal conv either.
+  int64_t receptive = 0, left = 0;
+  const bool overflow = __builtin_mul_overflow(k - 1, dilation, &receptive) || __builtin_add_overflow(x.pad_left, pads[0], &left);
+  if (overflow || left != receptive || pads[1] < 0)
     fail_node(n, "is not causal: its input is padded by ", left, " frames on the left (Pad and pads); fixq's Conv1d needs "
               "(kernel - 1) * dilation = ", receptive, " there, by a Pad before it or by its pads followed by a Slice "
               "that drops the last frames");
@@ -816,8 +817,8 @@ void ModelImporter::split(const onnx::NodeProto& n) {
   }
   int64_t sum = 0;
   for (const int64_t s : sizes) {
-    if (s < 1) fail_node(n, "has a part of ", s, " features");
-    sum += s;
+    if (s < 1 || s > C) fail_node(n, "has a part of ", s, " features, of ", C);
+    sum += s;  // at most parts * C: no overflow
   }
   if (static_cast<int>(sizes.size()) != parts || sum != C)
     fail_node(n, "splits ", C, " features into ", sizes.size(), " parts of ", sum, " for ", parts, " outputs");

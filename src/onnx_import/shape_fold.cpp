@@ -114,9 +114,10 @@ void normalize_slice(int64_t extent, int64_t step, int64_t& start, int64_t& end)
 Folded fold_slice(const Folded& x, int64_t axis, int64_t start, int64_t end, int64_t step) {
   const auto a = static_cast<std::size_t>(axis);
   Shape out = x.dims;
+  // start and end are normalized (within [-1, extent]); step is any nonzero int64.
   const int64_t span = step > 0 ? end - start : start - end;
-  const int64_t mag = step > 0 ? step : -step;
-  out[a] = span <= 0 ? 0 : (span + mag - 1) / mag;
+  const int64_t mag = step > 0 ? step : step == INT64_MIN ? INT64_MAX : -step;
+  out[a] = span <= 0 ? 0 : 1 + (span - 1) / mag;
   const Shape is = strides_of(x.dims);
   return remap(x, out, [&](const std::vector<int64_t>& c) {
     int64_t src = 0;
@@ -135,7 +136,7 @@ Folded fold_concat(const std::vector<const Folded*>& xs, int64_t axis) {
     if (x->is_float != first.is_float) fail("Concat of integers and floats");
     Shape d = x->dims;
     if (d.size() != out.size()) fail("Concat of tensors of ranks ", out.size(), " and ", d.size());
-    out[a] += d[a];
+    if (__builtin_add_overflow(out[a], d[a], &out[a])) fail("Concat of more than int64 elements");
     d[a] = 0;
     Shape o = out;
     o[a] = 0;
