@@ -4,14 +4,17 @@
 # regression test test_fuzz_regression runs in every normal build.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #     SECONDS  fuzzing time per target (default 60); targets run one after another
-#     TARGET   safetensors gru_float qgru encoded npy gguf onnx_gru (default: all)
+#     TARGET   a tests/fuzz/<TARGET>_fuzz.cpp (default: every one of them, so that a new
+#              loader's target joins CI's run by being added)
 #   scripts/fuzz.sh --ci [SECONDS] [TARGET...]
 #     CI's short run (default 20 s per target): fuzzes from the committed corpora without
 #     writing to them (no merge, no minimizing: the clone stays as it was checked out),
-#     and fails on any finding. What the run found stays in build-fuzz/fuzz/ (the log and
+#     and fails on any finding. What the run found stays in <build>/fuzz/ (the log and
 #     the input, artifacts/<target>/crash-*, leak-*, timeout-*, oom-*).
-# Builds into build-fuzz/ (clang, RelWithDebInfo); logs and crash inputs go to
-# build-fuzz/fuzz/. Exits 1 if any target found a crash, leak, hang or sanitizer report.
+# Builds into build-fuzz/ (clang, RelWithDebInfo), or into FIXQ_FUZZ_BUILD_DIR where that
+# names a build already configured with -DFIXQ_FUZZ=ON (.ci/run: build-sanitize/, whose
+# objects `scripts/test.sh --sanitize` has just compiled); logs and crash inputs go to
+# <build>/fuzz/. Exits 1 if any target found a crash, leak, hang or sanitizer report.
 #
 # Corpus files named by libFuzzer (40 hex digits, the SHA-1 of their bytes) are re-minimized
 # on every run: after fuzzing, the smallest set that keeps all coverage is merged anew from
@@ -29,7 +32,9 @@ seconds=${1:-$((ci ? 20 : 60))}
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a number, got '$seconds'" >&2; exit 2; }
 shift $(($# > 0 ? 1 : 0))
 targets=("$@")
-((${#targets[@]})) || targets=(safetensors gru_float qgru encoded npy gguf onnx_gru)
+if ((${#targets[@]} == 0)); then
+  for f in tests/fuzz/*_fuzz.cpp; do t=$(basename "$f" _fuzz.cpp); targets+=("$t"); done
+fi
 started=$(date +%s)
 
 # Why each package (Debian 12):
@@ -41,12 +46,18 @@ packages=(clang libclang-rt-dev llvm cmake ninja-build libgtest-dev libcli11-dev
 source scripts/install_missing.sh  # the scripts run from the repository root
 install_missing fuzz.sh "${packages[@]}"
 
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIXQ_FUZZ=ON \
-  -DFIXQ_BUILD_TESTS=ON -DFIXQ_BUILD_BENCH=OFF -DFIXQ_ONEDNN=OFF -DFIXQ_OPENBLAS=OFF >/dev/null
-cmake --build build-fuzz --target $(printf 'fuzz_%s ' "${targets[@]}")
+build=${FIXQ_FUZZ_BUILD_DIR:-build-fuzz}
+if [[ $build != build-fuzz ]]; then
+  grep -q '^FIXQ_FUZZ:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null ||
+    { echo "fuzz.sh: FIXQ_FUZZ_BUILD_DIR=$build is not a build configured with -DFIXQ_FUZZ=ON" >&2; exit 2; }
+else
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIXQ_FUZZ=ON \
+    -DFIXQ_BUILD_TESTS=ON -DFIXQ_BUILD_BENCH=OFF -DFIXQ_ONEDNN=OFF -DFIXQ_OPENBLAS=OFF >/dev/null
+fi
+cmake --build "$build" --target $(printf 'fuzz_%s ' "${targets[@]}")
 built=$(date +%s)
 
-out=build-fuzz/fuzz
+out=$build/fuzz
 mkdir -p "$out"
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 # Any allocation beyond these limits is reported: a loader must check sizes against the
@@ -63,7 +74,7 @@ corpus_digest() { (cd tests/fuzz/corpus && find . -type f -print0 | sort -z | xa
 
 failed=()
 for t in "${targets[@]}"; do
-  bin=build-fuzz/bin/fuzz_$t
+  bin=$build/bin/fuzz_$t
   corpus=tests/fuzz/corpus/$t
   [[ -d $corpus ]] || { echo "fuzz.sh: no corpus $corpus" >&2; exit 2; }
   work=$(mktemp -d "$out/$t.XXXXXX")
@@ -80,7 +91,7 @@ for t in "${targets[@]}"; do
     failed+=("$t")
     echo "fuzz.sh: $t FAILED (exit $status); the input is in $out/artifacts/$t/:" >&2
     grep -E "ERROR|SUMMARY|Test unit written" "$out/$t.log" >&2 || true
-    ((ci)) && tail -n 60 "$out/$t.log" >&2  # CI keeps no build-fuzz/: the report goes to its log
+    ((ci)) && tail -n 60 "$out/$t.log" >&2  # CI keeps no build folder: the report goes to its log
   fi
   grep -E "^stat::(number_of_executed_units|average_exec_per_sec)" "$out/$t.log" || true
   if ((ci)); then  # the committed corpus stays as it is; what was new goes with the scratch
@@ -115,7 +126,7 @@ fi
 echo "fuzz.sh: build $((built - started)) s, fuzzing $(($(date +%s) - built)) s (${#targets[@]} targets, ${seconds} s each)"
 if ((${#failed[@]})); then
   echo "fuzz.sh: findings in: ${failed[*]}" >&2
-  ((ci)) && echo "fuzz.sh: reproduce one with build-fuzz/bin/fuzz_<target> <input>; fix it, then add the input to" \
+  ((ci)) && echo "fuzz.sh: reproduce one with $build/bin/fuzz_<target> <input>; fix it, then add the input to" \
     "tests/fuzz/corpus/<target>/ as crash-<what>.<ext>" >&2
   exit 1
 fi
