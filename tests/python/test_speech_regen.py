@@ -185,7 +185,9 @@ def test_regenerated_data_equal_committed(tmp_path):
     figure of metrics.json equal, but the digest (a record of the recording machine)."""
     out = tmp_path / "speech"
     log = train(out)
-    committed = sorted(p.name for p in DATA.iterdir())
+    # model.onnx is not the training script's: tools/export_speech_onnx.py makes it from the
+    # trained weights, and test_speech_onnx.py remakes it byte for byte.
+    committed = sorted(p.name for p in DATA.iterdir() if p.name != "model.onnx")
     assert sorted(p.name for p in out.iterdir()) == committed
     differ = data_mismatches(out)
     assert not differ, "regenerated data files differ from data/speech:\n" + "\n".join(differ) + f"\n{log}"
