@@ -691,8 +691,13 @@ void ModelImporter::gru(const onnx::NodeProto& n) {
         fail_node(n, "its initial_h is not rows ", l * D, "..", (l + 1) * D, " of a graph input [", L * D,
                   ", batch, hidden]; fixq's GRU takes its initial state as one input of all its layers");
       state_in = s.value;
+    } else if (h.kind == Tensor::Const) {
+      // tf2onnx writes a constant of zeros where the state starts from zero.
+      const Folded& c = h.constant;
+      if (!c.is_float || std::any_of(c.floats.begin(), c.floats.end(), [](float v) { return v != 0.0f; }))
+        fail_node(n, "its initial_h is a constant other than zeros; fixq's GRU starts from zeros or from a graph input");
     } else if (h.kind != Tensor::Zeros) {
-      fail_node(n, "its initial_h is a constant; fixq's GRU starts from zeros or from a graph input");
+      fail_node(n, "its initial_h is an inner layer's output");
     }
   }
   if (l == 0) {

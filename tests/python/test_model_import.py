@@ -419,3 +419,37 @@ def test_layout_operators_fold_away(tmp_path):
     assert [v["layout"] for v in model.inputs + model.outputs] == ["TC", "TC"]
     x = rng.standard_normal((7, 4)).astype(np.float32)
     assert max_err(model.forward([x])[0], np.maximum(0.5 * x @ w + 2.0 * b, 0)) < TOL
+
+
+def test_zero_constant_initial_state_and_refusals(tmp_path):
+    """tf2onnx's initial_h of constant zeros is no initial state; other constants are refused."""
+    rng = np.random.default_rng(10)
+    C, H = 3, 4
+    W, R = (rng.standard_normal((1, 3 * H, C)) * 0.5).astype(np.float32), (rng.standard_normal((1, 3 * H, H)) * 0.5).astype(np.float32)
+    xt = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["T", 2, C])
+
+    def model(h0):
+        nodes = [helper.make_node("GRU", ["x", "W", "R", "", "", "h0"], ["Y"], name="gru", hidden_size=H),
+                 helper.make_node("Squeeze", ["Y", "axes"], ["y"], name="sq")]
+        inits = [numpy_helper.from_array(W, "W"), numpy_helper.from_array(R, "R"), numpy_helper.from_array(h0, "h0"),
+                 numpy_helper.from_array(np.array([1], np.int64), "axes")]
+        return graph_model(tmp_path / "h0.onnx", nodes, [xt], [Y], inits)
+
+    m = fixq.Model.load_onnx(model(np.zeros((1, 2, H), np.float32)))
+    assert m.nodes[0]["inputs"] == ["x", None]
+    x = rng.standard_normal((5, 2, C)).astype(np.float32)
+    assert max_err(m.forward([x])[0], onnx_gru(x, W, R, np.zeros((1, 6 * H), np.float32), 0)[:, 0]) < TOL
+    with pytest.raises(ValueError, match=r"node 'gru' \(GRU\): its initial_h is a constant other than zeros"):
+        fixq.Model.load_onnx(model(np.ones((1, 2, H), np.float32)))
+
+
+def test_onnx_reference_evaluator(tmp_path):
+    """onnx's own reference evaluator (onnx >= 1.13; Debian 12's 1.12 has none: skipped)."""
+    reference = pytest.importorskip("onnx.reference")
+    torch.manual_seed(0)
+    f = export(RNNoise(), (torch.randn(2, 9, 8),), tmp_path / "rnnoise.onnx", 17, (["x"], ["gain", "vad"]),
+               {"x": {0: "B", 1: "T"}, "gain": {0: "B", 1: "T"}, "vad": {0: "B", 1: "T"}})
+    x = np.random.default_rng(11).standard_normal((2, 11, 8)).astype(np.float32)
+    want = reference.ReferenceEvaluator(str(f)).run(None, {"x": x})
+    for g, w in zip(fixq.Model.load_onnx(f).forward([x]), want):
+        assert max_err(g, w) < TOL
