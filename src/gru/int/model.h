@@ -66,6 +66,9 @@ struct QuantizedGru::Impl {
 // run the same cells as the CPU loop; the public API stays opaque.
 struct QuantizedGruAccess {
   static const QuantizedGru::Impl& impl(const QuantizedGru& q) { return *q.impl_; }
+  // A model from complete plans (finish() called): the whole-model file (src/model/file.cpp)
+  // stores its GRUs as the GRU file does and rebuilds them with build_plan, tables as stored.
+  static QuantizedGru make(std::unique_ptr<QuantizedGru::Impl> impl) { return QuantizedGru(std::move(impl)); }
 };
 
 }  // namespace fixq
