@@ -86,6 +86,27 @@ inline void load_qgru_and_run(const std::string& path) {
   q.forward(x.data(), Shape{2, 1, C});
 }
 
+// A whole quantized model, run on a tiny input (T = 2, B = 1, State inputs zero) so that
+// every loaded parameter (scales, tables, weights, GRUs) is used at least once.
+inline void load_model_and_run(const std::string& path) {
+  const QuantizedModel q = QuantizedModel::load(path);
+  const Model& m = q.model();
+  std::vector<ModelArray> in;
+  for (int v : m.inputs) {
+    const ModelValue& mv = m.values[static_cast<size_t>(v)];
+    if (mv.kind == ValueKind::State) {
+      in.push_back({});
+      continue;
+    }
+    const int64_t C = mv.features;
+    ModelArray a;
+    a.shape = mv.layout.axes == "TC" ? Shape{2, C} : mv.layout.axes == "BCT" ? Shape{1, C, 2} : mv.layout.axes == "TBC" ? Shape{2, 1, C} : Shape{1, 2, C};
+    for (int64_t i = 0; i < 2 * C; ++i) a.data.push_back(static_cast<float>(static_cast<int>(i % 7) - 3) * 0.25f);
+    in.push_back(std::move(a));
+  }
+  q.forward(in);
+}
+
 // A .bin file and its values: the container's checks, then the format's own decoder
 // (fixq/formats.h) on whatever format name, shape and payload the file holds.
 inline void load_encoded_tensor(const std::string& path) { decode(load_encoded(path)); }
@@ -101,7 +122,7 @@ struct Target {
   void (*load)(const std::string& path);
 };
 
-inline constexpr std::array<Target, 8> kTargets{{
+inline constexpr std::array<Target, 9> kTargets{{
     {"safetensors", load_safetensors},
     {"gru_float", load_gru_float_model},
     {"qgru", load_qgru_and_run},
@@ -110,6 +131,7 @@ inline constexpr std::array<Target, 8> kTargets{{
     {"gguf", load_gguf},
     {"onnx_gru", load_gru_onnx_model},
     {"onnx_model", load_onnx_model_and_run},
+    {"model", load_model_and_run},
 }};
 
 // The target of that name; throws fixq::Error for an unknown one.
