@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <thread>
 
 #include "model_builder.h"
 #include "model_metrics.h"
@@ -105,6 +106,78 @@ INSTANTIATE_TEST_SUITE_P(Graphs, QuantizedGraph,
                            return std::string(kGraphs[std::get<0>(info.param)].name) + "_" + std::get<1>(info.param) + "_" +
                                   to_string(std::get<2>(info.param));
                          });
+
+
+// A bidirectional GRU (two layers) between Linear layers: whole sequences only.
+TEST(QuantizedModelGraph, BidirectionalGruWholeSequenceOnly) {
+  GraphBuilder g;
+  const int x = g.input("x", 12);
+  const int y = g.gru("bigru", g.linear("pre", x, 16), 20, 2, -1, nullptr, true);
+  g.output(g.linear("post", y, 5));
+  const auto calib = calib_batches(g.m);
+  for (const char* preset : {"int8", "int16"}) {
+    const QuantizedModel q = QuantizedModel::quantize(g.m, calib, config(preset, ScaleKind::Multiplier));
+    const auto in = random_inputs(g.m, 2, 25, 9);
+    const OutputError e = output_error(model_forward(g.m, in)[0].data, q.forward(in)[0].data);
+    std::printf("[measure] bigru %s multiplier: cosine %.7f SNR %.2f dB\n", preset, e.cosine, e.snr_db);
+    EXPECT_GE(e.cosine, std::string(preset) == "int16" ? 0.9999 : 0.998);
+    EXPECT_THROW(QuantizedModelStream(q, 1), Error);
+  }
+}
+
+// One model, many threads: every thread gets the single-threaded bits.
+TEST(QuantizedModelGraph, OneModelServesManyThreads) {
+  const Model m = kws_model();
+  const QuantizedModel q = QuantizedModel::quantize(m, calib_batches(m), config("int8", ScaleKind::PowerOfTwo));
+  const auto in = random_inputs(m, 2, 20, 4);
+  const auto want = q.forward(in);
+  std::vector<std::vector<ModelArray>> got(6);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i)
+    threads.emplace_back([&, i] {
+      if (i % 2 == 0) {
+        got[i] = q.forward(in);
+        return;
+      }
+      QuantizedModelStream s(q, 2);  // streams of one model side by side
+      std::vector<std::vector<float>> frames(m.outputs.size());
+      for (int64_t t = 0; t < 20; ++t) {
+        const auto out = s.step(frame_of(m, in, 2, 20, t));
+        for (size_t o = 0; o < out.size(); ++o)
+          if (m.values[static_cast<size_t>(m.outputs[o])].kind == ValueKind::Sequence) frames[o] = out[o].data;
+      }
+      for (size_t o = 0; o < frames.size(); ++o) got[i].push_back({{}, frames[o]});
+    });
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < got.size(); ++i)
+    for (size_t o = 0; o < want.size(); ++o) {
+      const ModelValue& v = m.values[static_cast<size_t>(m.outputs[o])];
+      if (i % 2 == 0) {
+        EXPECT_EQ(got[i][o].data, want[o].data) << "thread " << i;
+      } else if (v.kind == ValueKind::Sequence) {
+        EXPECT_EQ(got[i][o].data, output_frame(v, want[o], 2, 20, 19)) << "thread " << i;
+      }
+    }
+}
+
+TEST(QuantizedModelGraph, InputsAreChecked) {
+  const Model m = glu_model();
+  const QuantizedModel q = QuantizedModel::quantize(m, calib_batches(m), config("int8", ScaleKind::PowerOfTwo));
+  auto in = random_inputs(m, 1, 4, 2);
+  in[0].data[3] = NAN;
+  try {
+    q.forward(in);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model input 'x' element 3"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(q.forward_raw({{{4, 1, 24}, 8, std::vector<int32_t>(96, 200)}}), Error);  // outside int8
+  EXPECT_THROW(q.forward_raw({{{4, 1, 24}, 16, std::vector<int32_t>(96, 0)}}), Error);   // wrong bits
+  ModelQuantConfig bad;
+  bad.preset = "int4";
+  EXPECT_THROW(QuantizedModel::quantize(m, calib_batches(m), bad), Error);
+  EXPECT_THROW(QuantizedModel::quantize(m, {}, ModelQuantConfig{}), Error);
+}
 
 }  // namespace
 }  // namespace fixq::test

@@ -18,6 +18,7 @@ namespace {
 
 using model_detail::ConvIo;
 using model_detail::QNode;
+using i128 = detail::int128;  // arith.h's 128-bit integer (a compiler extension, named once)
 
 struct ConvCase {
   int64_t cin, cout, k, d, groups;
@@ -81,26 +82,26 @@ const ConvCase kConvCases[] = {
 int32_t oracle_output(const ConvFixture& f, int64_t b, int64_t t, int64_t o) {
   const ModelNode& n = f.node;
   const int64_t P = (n.kernel - 1) * n.dilation, cin_g = n.in_features / n.groups, cout_g = n.out_features / n.groups;
-  __int128 acc = f.q.q_b[static_cast<size_t>(o)];
+  i128 acc = f.q.q_b[static_cast<size_t>(o)];
   for (int64_t i = 0; i < cin_g; ++i)
     for (int64_t j = 0; j < n.kernel; ++j) {
       const int64_t s = t - (n.kernel - 1 - j) * n.dilation, c = (o / cout_g) * cin_g + i;
       const int32_t xv = s >= 0 ? f.x[static_cast<size_t>((b * f.T + s) * n.in_features + c)]
                                 : f.hist[static_cast<size_t>((b * P + P + s) * n.in_features + c)];
-      acc += __int128{f.q.q_w[static_cast<size_t>((o * cin_g + i) * n.kernel + j)]} * (xv - f.io.zp_x);
+      acc += i128{f.q.q_w[static_cast<size_t>((o * cin_g + i) * n.kernel + j)]} * (xv - f.io.zp_x);
     }
   const FixedPointScale& r = f.q.requant[static_cast<size_t>(o)];
-  __int128 v = acc * r.m;
+  i128 v = acc * r.m;
   if (r.shift > 0) {
-    const __int128 den = __int128{1} << r.shift;
-    __int128 num = v + den / 2;
+    const i128 den = i128{1} << r.shift;
+    i128 num = v + den / 2;
     v = num >= 0 ? num / den : -((-num + den - 1) / den);  // floor
   } else {
     v <<= -r.shift;
   }
-  const __int128 guard = __int128{1} << 40;  // rescaled_term's clamp, beyond every output range
+  const i128 guard = i128{1} << 40;  // rescaled_term's clamp, beyond every output range
   v = std::clamp(v, -guard, guard) + f.io.zp_y;
-  return static_cast<int32_t>(std::clamp<__int128>(v, f.io.out.qmin, f.io.out.qmax));
+  return static_cast<int32_t>(std::clamp<i128>(v, f.io.out.qmin, f.io.out.qmax));
 }
 
 TEST(ModelIntOps, ConvReferenceEqualsInt128Oracle) {
@@ -117,7 +118,9 @@ TEST(ModelIntOps, ConvReferenceEqualsInt128Oracle) {
           ASSERT_EQ(got, oracle_output(f, b, t, o)) << "case cin " << c.cin << " k " << c.k << " at " << b << "," << t << "," << o;
           saturated += got == f.io.out.qmin || got == f.io.out.qmax;
         }
-    if (!c.extreme) EXPECT_LT(saturated, static_cast<int64_t>(y.size())) << "every output saturated: a useless case";
+    if (!c.extreme) {
+      EXPECT_LT(saturated, static_cast<int64_t>(y.size())) << "every output saturated: a useless case";
+    }
   }
 }
 
