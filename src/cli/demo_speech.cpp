@@ -1,10 +1,14 @@
 // fixq demo, second model: the embedded speech-enhancement GRU (data/speech). Quantizes it
 // with `fixq gru quantize`'s defaults, scores float, fixed point and PyTorch's dynamic int8
 // on held-out noisy speech in segmental SNR improvement (dB) and mask MSE, and denoises one
-// held-out mixture frame by frame through the streaming API.
+// held-out mixture frame by frame through the streaming API. Then the same model whole
+// (data/speech/model.onnx: features to gains, GRU, linear head and sigmoid in integers)
+// through fixq/model.h's QuantizedModel, scored the same way, and streamed.
 #include "cli/demo_speech.h"
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -16,6 +20,7 @@
 #include "compare/timing.h"
 #include "fixq/gru_ptq.h"
 #include "fixq/metrics.h"
+#include "fixq/model.h"
 #include "fixq/qgru.h"
 
 namespace fixq::cli {
@@ -49,6 +54,64 @@ int64_t streamed_segment(const SpeechModel& m) {
   for (size_t b = 0; b < m.heldout_labels.size(); ++b)
     if (m.heldout_labels[b].rfind("babble at 5 dB", 0) == 0) return static_cast<int64_t>(b);
   return 0;
+}
+
+// The whole model, features -> gains, integer-only: model.onnx through QuantizedModel with
+// `fixq model quantize`'s defaults (each value's range min/max on the calibration mixtures'
+// float run, the GRU its PTQ+), scored as the GRU rows. split_gains: the float
+// GRU + head's gains [B, T, bands], which the whole float model must equal within 1e-4.
+void whole_model_rows(const SpeechModel& m, const std::vector<float>& split_gains, double float_db) {
+  if (!m.whole_missing.empty()) {
+    std::printf("\n  (whole-model rows left out: %s)\n", m.whole_missing.c_str());
+    return;
+  }
+  const int64_t T = m.shape[0], F = m.bands;
+  const ModelArray x = m.features_btc();
+  const std::vector<float> wf = model_forward(m.whole, {x}).at(0).data;
+  double max_diff = 0;
+  for (size_t i = 0; i < wf.size(); ++i)
+    max_diff = std::max(max_diff, std::fabs(double{wf[i]} - double{split_gains[i]}));
+  std::printf("\n  The same model whole, integer-only from features to gains (model.onnx through QuantizedModel with\n"
+              "  `fixq model quantize`'s defaults: the GRU's PTQ+, the features' and the linear's ranges min/max on the\n"
+              "  calibration mixtures, the sigmoid's [0, 1]; cosine of the gains against whole f32's, whole f32's against\n"
+              "  the float GRU + head's):\n");
+  print_row({"whole f32", "-", "-", m.score_gains(wf), cosine(split_gains.data(), wf.data(), wf.size())}, float_db);
+  const std::vector<ModelArray> calib = {m.calib_btc()};
+  std::optional<QuantizedModel> int8;
+  std::vector<float> int8_gains;
+  for (const char* preset : {"int16", "int8"})
+    for (const ScaleKind kind : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier}) {
+      ModelQuantConfig cfg;
+      cfg.preset = preset;
+      cfg.scales = kind;
+      QuantizedModel q = QuantizedModel::quantize(m.whole, {calib}, cfg);
+      std::vector<float> g = q.forward({x}).at(0).data;
+      print_row({std::string("whole ") + preset, to_string(kind), "PTQ+", m.score_gains(g), cosine(wf.data(), g.data(), g.size())},
+                float_db);
+      if (!int8 && std::string(preset) == "int8") int8.emplace(std::move(q)), int8_gains = std::move(g);
+    }
+  std::printf("  whole f32 against the float GRU + head above: max |gain difference| %.2e (bound 1e-04)\n", max_diff);
+
+  // The whole int8 model streamed: one frame per step through QuantizedModelStream, every
+  // GRU state integer between frames; its gains must be the whole-sequence forward's bits.
+  const int64_t seg = streamed_segment(m);
+  const std::vector<float> seq = m.segment(seg);  // [T, 1, F]: frame t is row t
+  std::vector<float> g(static_cast<size_t>(T * F));
+  auto denoise = [&] {
+    QuantizedModelStream stream(*int8, 1);
+    for (int64_t t = 0; t < T; ++t) {
+      const std::vector<float> out = stream.step({ModelArray{{1, F}, {seq.begin() + t * F, seq.begin() + (t + 1) * F}}})
+                                         .at(0).data;
+      std::copy(out.begin(), out.end(), g.begin() + t * F);
+    }
+  };
+  const double us = 1e6 * bench::median_seconds_per_call(denoise, 5) / static_cast<double>(T);
+  const bool same = std::equal(g.begin(), g.end(), int8_gains.begin() + seg * T * F);
+  const SpeechScores ss = m.score_gains(g, seg, seg + 1);
+  std::printf("  Streaming the whole int8 model (pow2) through QuantizedModelStream, mixture %lld: %.2f dB -> %.2f dB\n"
+              "  (%+.2f dB); its gains %s the whole-sequence forward's bit for bit; %.2f us per frame, features to gains.\n",
+              static_cast<long long>(seg), ss.snr_in_db, ss.snr_in_db + ss.snr_gain_db, ss.snr_gain_db,
+              same ? "equal" : "DIFFER FROM", us);
 }
 
 void speech_demo(const std::string& dir, const SpeechModel& m) {
@@ -108,6 +171,17 @@ void speech_demo(const std::string& dir, const SpeechModel& m) {
               "  %.2f us per %.1f ms frame for the GRU step and the head (1 thread, median of 5).\n",
               static_cast<long long>(seg), m.heldout_labels[static_cast<size_t>(seg)].c_str(), ss.snr_in_db,
               ss.snr_in_db + ss.snr_gain_db, ss.snr_gain_db, static_cast<long long>(T), us, m.frame_ms);
+
+  {  // the float GRU + head's gains, batch first, against which the whole float model is held
+    std::vector<float> split(static_cast<size_t>(B * T * m.bands));
+    std::vector<double> gd(static_cast<size_t>(m.bands));
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t b = 0; b < B; ++b) {
+        m.gains(&f.y[static_cast<size_t>((t * B + b) * H)], gd.data());
+        std::copy(gd.begin(), gd.end(), split.begin() + (b * T + t) * m.bands);
+      }
+    whole_model_rows(m, split, fs.snr_gain_db);
+  }
 }
 
 }  // namespace

@@ -26,6 +26,16 @@ double clamp_db(double ratio) {
   return std::clamp(10.0 * std::log10(std::max(ratio, 1e-300)), kSnrMinDb, kSnrMaxDb);
 }
 
+// [T, B, C] -> [B, T, C].
+ModelArray batch_first(const std::vector<float>& x, const Shape& s) {
+  const int64_t T = s[0], B = s[1], C = s[2];
+  ModelArray a{{B, T, C}, std::vector<float>(x.size())};
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t b = 0; b < B; ++b)
+      std::copy_n(x.begin() + (t * B + b) * C, C, a.data.begin() + (b * T + t) * C);
+  return a;
+}
+
 }  // namespace
 
 SpeechModel SpeechModel::load(const std::string& dir) {
@@ -75,6 +85,20 @@ SpeechModel SpeechModel::load(const std::string& dir) {
                                std::to_string(static_cast<int>(std::lround(h.value("snr_db", 0.0)))) + " dB SNR, voice " +
                                h.value("voice", std::string("?")));
   m.heldout_labels.resize(static_cast<size_t>(m.shape[1]), "?");
+  if (!onnx_supported()) {
+    m.whole_missing = "this fixq was built without ONNX support (-DFIXQ_ONNX=OFF)";
+    return m;
+  }
+  m.whole = load_model_onnx(dir + "/model.onnx");
+  const Model& w = m.whole;
+  require(w.inputs.size() == 1 && w.outputs.size() == 1 &&
+              w.values[static_cast<size_t>(w.inputs[0])].kind == ValueKind::Sequence &&
+              w.values[static_cast<size_t>(w.inputs[0])].layout.axes == "BTC" &&
+              w.values[static_cast<size_t>(w.inputs[0])].features == m.bands &&
+              w.values[static_cast<size_t>(w.outputs[0])].layout.axes == "BTC" &&
+              w.values[static_cast<size_t>(w.outputs[0])].features == m.bands,
+          dir, "/model.onnx: the whole model must take features [B, T, ", m.bands, "] to gains [B, T, ", m.bands,
+          "] (tools/export_speech_onnx.py writes it)");
   return m;
 }
 
@@ -87,22 +111,23 @@ void SpeechModel::gains(const float* h, double* out) const {
   }
 }
 
-SpeechScores SpeechModel::score(const std::vector<float>& y, int64_t b0, int64_t b1) const {
-  const int64_t T = shape[0], B = shape[1], F = bands, H = gru.hidden_size, n = b1 - b0;
-  require(0 <= b0 && b0 < b1 && b1 <= B, "speech segments [", b0, ", ", b1, ") are outside the ", B, " held out");
-  require(static_cast<int64_t>(y.size()) == T * n * H, "speech scores: the GRU output has ", y.size(),
-          " values, expected ", T * n * H);
+namespace {
+
+// The scores of segments [b0, b1), the gains of frame t of segment b written by gains_of(t, b, out).
+template <class GainsOf>
+SpeechScores score_with(const SpeechModel& m, int64_t b0, int64_t b1, GainsOf gains_of) {
+  const int64_t T = m.shape[0], B = m.shape[1], F = m.bands, n = b1 - b0;
   std::vector<double> g(static_cast<size_t>(F)), s(static_cast<size_t>(T)), noise(s), err(s);
   double gain_sum = 0, in_sum = 0, sq_sum = 0;
   int64_t active = 0;
   for (int64_t b = b0; b < b1; ++b) {
     double loudest = 0;
     for (int64_t t = 0; t < T; ++t) {
-      gains(&y[static_cast<size_t>((t * n + b - b0) * H)], g.data());
+      gains_of(t, b, g.data());
       double st = 0, nt = 0, et = 0;
       for (int64_t f = 0; f < F; ++f) {
         const size_t i = static_cast<size_t>((t * B + b) * F + f);
-        const double es = speech_energy[i], en = noise_energy[i], d = cross[i], gf = g[static_cast<size_t>(f)];
+        const double es = m.speech_energy[i], en = m.noise_energy[i], d = m.cross[i], gf = g[static_cast<size_t>(f)];
         st += es;
         nt += en;
         et += (1 - gf) * (1 - gf) * es + gf * gf * en - 2 * gf * (1 - gf) * d;
@@ -126,6 +151,32 @@ SpeechScores SpeechModel::score(const std::vector<float>& y, int64_t b0, int64_t
   return {gain_sum / static_cast<double>(active), in_sum / static_cast<double>(active),
           sq_sum / static_cast<double>(T * n * F)};
 }
+
+}  // namespace
+
+SpeechScores SpeechModel::score(const std::vector<float>& y, int64_t b0, int64_t b1) const {
+  const int64_t T = shape[0], B = shape[1], H = gru.hidden_size, n = b1 - b0;
+  require(0 <= b0 && b0 < b1 && b1 <= B, "speech segments [", b0, ", ", b1, ") are outside the ", B, " held out");
+  require(static_cast<int64_t>(y.size()) == T * n * H, "speech scores: the GRU output has ", y.size(),
+          " values, expected ", T * n * H);
+  return score_with(*this, b0, b1, [&](int64_t t, int64_t b, double* g) {
+    gains(&y[static_cast<size_t>((t * n + b - b0) * H)], g);
+  });
+}
+
+SpeechScores SpeechModel::score_gains(const std::vector<float>& g, int64_t b0, int64_t b1) const {
+  const int64_t T = shape[0], B = shape[1], F = bands, n = b1 - b0;
+  require(0 <= b0 && b0 < b1 && b1 <= B, "speech segments [", b0, ", ", b1, ") are outside the ", B, " held out");
+  require(static_cast<int64_t>(g.size()) == n * T * F, "speech scores: the gains have ", g.size(), " values, expected ",
+          n * T * F);
+  return score_with(*this, b0, b1, [&](int64_t t, int64_t b, double* out) {
+    const float* row = &g[static_cast<size_t>(((b - b0) * T + t) * F)];
+    for (int64_t f = 0; f < F; ++f) out[f] = row[f];
+  });
+}
+
+ModelArray SpeechModel::features_btc() const { return batch_first(features, shape); }
+ModelArray SpeechModel::calib_btc() const { return batch_first(calib, calib_shape); }
 
 std::vector<float> SpeechModel::segment(int64_t b) const {
   const int64_t T = shape[0], B = shape[1];
