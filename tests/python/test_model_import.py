@@ -453,3 +453,79 @@ def test_onnx_reference_evaluator(tmp_path):
     want = reference.ReferenceEvaluator(str(f)).run(None, {"x": x})
     for g, w in zip(fixq.Model.load_onnx(f).forward([x]), want):
         assert max_err(g, w) < TOL
+
+
+def test_refusals_of_attributes(tmp_path):
+    """The attribute and operand refusals of each computing operator, in graphs made with onnx.helper."""
+    rng = np.random.default_rng(12)
+
+    def const(name, a):
+        return numpy_helper.from_array(np.asarray(a), name)
+
+    xc = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 4, "T"])  # channels first
+    w3 = const("w", rng.standard_normal((4, 4, 3)).astype(np.float32))
+    cases = [
+        ("Gemm", [helper.make_node("Gemm", ["x", "w"], ["y"], name="n", transA=1)], [const("w", np.ones((4, 3), np.float32))],
+         X, "transA = 1 is not supported"),
+        ("Conv", [helper.make_node("Conv", ["x", "w"], ["y"], name="n", auto_pad="SAME_UPPER")], [w3], xc,
+         "auto_pad SAME_UPPER is not supported"),
+        ("Conv", [helper.make_node("Conv", ["x", "w"], ["y"], name="n", pads=[2, 0], group=3)], [w3], xc, "has group 3"),
+        ("Concat", [helper.make_node("Concat", ["x", "x"], ["y"], name="n", axis=1)], [], X,
+         "fixq supports Concat of the features"),
+        ("Split", [helper.make_node("Split", ["x"], ["y", "z"], name="n", axis=1)], [], X, "fixq supports Split of the features"),
+        ("Cast", [helper.make_node("Cast", ["x"], ["y"], name="n", to=TensorProto.INT64)], [], X,
+         "casts the data to type 7; fixq's models compute in float32"),
+        ("ConstantOfShape", [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+                             helper.make_node("ConstantOfShape", ["s"], ["c"], name="n",
+                                              value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])),
+                             helper.make_node("Add", ["x", "c"], ["y"], name="add")], [], X,
+         "fills a tensor of the data's shape with other values than 0"),
+        ("Pad", [helper.make_node("Pad", ["x", "p", "v"], ["y"], name="n")],
+         [const("p", np.array([0, 2, 0, 0, 0, 0], np.int64)), const("v", np.array(1.0, np.float32))], xc,
+         "pads with 1; fixq's Conv1d pads with zeros"),
+        ("Slice", [helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"], name="n")],
+         [const(k, np.array([v], np.int64)) for k, v in (("s", 0), ("e", 4), ("a", 2), ("st", 2))], X,
+         "slices the features with step 2"),
+        ("Reshape", [helper.make_node("Reshape", ["x", "s"], ["y"], name="n")], [const("s", np.array([0, 0, 2, 2], np.int64))],
+         X, "fixq supports reshapes that keep the batch, time and feature axes apart"),
+        ("Squeeze", [helper.make_node("Squeeze", ["x", "a"], ["y"], name="n")], [const("a", np.array([2], np.int64))], X,
+         "which is not of extent 1"),
+        ("MatMul", [helper.make_node("MatMul", ["x", "w"], ["y"], name="n")], [const("w", np.ones((5, 3), np.float32))], X,
+         "its weight has shape [5, 3]; fixq needs a float [4, out_features]"),
+        ("Transpose", [helper.make_node("Transpose", ["x"], ["y"], name="n", perm=[0, 0, 1])], [], X,
+         "perm is not a permutation of the 3 axes"),
+    ]
+    for op, nodes, inits, x, message in cases:
+        f = graph_model(tmp_path / "m.onnx", nodes, [x], [Y], inits)
+        with pytest.raises(ValueError) as e:
+            fixq.Model.load_onnx(f)
+        msg = str(e.value)
+        assert "\n" not in msg and f"node 'n' ({op}): " in msg and message in msg, (op, msg)
+
+
+def test_refusals_of_gru_states(tmp_path):
+    """h_n of a bidirectional GRU read as a frame, and a GRU state read by another operator."""
+    torch.manual_seed(0)
+
+    class BiLast(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRU(3, 4, bidirectional=True)
+
+        def forward(self, x):
+            return torch.tanh(self.gru(x)[1][-1])
+
+    class StateTanh(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRU(3, 4, num_layers=2)
+
+        def forward(self, x):
+            return torch.tanh(self.gru(x)[1])
+
+    for module, message in ((BiLast(), "fixq reads a final state as a graph output, or as h_n[-1] of a unidirectional GRU"),
+                            (StateTanh(), "reads a GRU state; fixq supports Tanh on sequences")):
+        f = export(module, (torch.randn(5, 2, 3),), tmp_path / "s.onnx", 13, (["x"], ["y"]), {"x": {0: "T", 1: "B"}})
+        with pytest.raises(ValueError) as e:
+            fixq.Model.load_onnx(f)
+        assert "\n" not in str(e.value) and message in str(e.value), str(e.value)
