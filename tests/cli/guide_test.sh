@@ -29,7 +29,8 @@ pydir=$(realpath -m "$(dirname "$fixq")/../python")
 have_python=0
 compgen -G "$pydir/fixq/_fixq*.so" >/dev/null && have_python=1
 for needle in "torch.onnx.export" "build/bin/fixq gru quantize" "build/bin/fixq gru eval" "build/bin/fixq gru run" \
-  "build/bin/fixq gru export-c"; do
+  "build/bin/fixq gru export-c" "build/bin/fixq model quantize" "build/bin/fixq model run" "--frames" "--raw" \
+  "build/bin/fixq model info" "build/bin/fixq model eval"; do
   grep -qF -- "$needle" <<<"$all" || { echo "guide_test: the guide never runs '$needle'" >&2; exit 1; }
 done
 
@@ -57,6 +58,30 @@ files+=(widths.json gru_auto.fixq)
 for f in "${files[@]}"; do
   [[ -s "$tmp/run/gru-work/$f" ]] || { echo "guide_test: gru-work/$f was not written" >&2; exit 1; }
 done
+# "Your whole model": the files, and what it says of them (eight operators; the integer
+# runs frame by frame the same bytes, which its own cmp checks; raw outputs int8; int8 /
+# pow2 at a cosine of about 0.99998 and SQNR about 45 dB, int16 / multiplier 1.000000 and
+# above 60 dB).
+for f in denoiser.onnx calib.npy x.npy denoiser8.fixq denoiser16.fixq float/gain.npy float/vad.npy int8/gain.npy \
+  int8/vad.npy int8_frames/gain.npy int8_raw/gain.npy int8_raw/vad.npy; do
+  [[ -s "$tmp/run/model-work/$f" ]] || { echo "guide_test: model-work/$f was not written" >&2; exit 1; }
+done
+/usr/bin/python3 - "$tmp" <<'PY'
+import glob, re, sys
+import numpy as np
+
+tmp = sys.argv[1]
+logs = "".join(open(f).read() for f in sorted(glob.glob(f"{tmp}/*.sh.log")))
+assert "float model model-work/denoiser.onnx: 8 operators" in logs, "model info does not list 8 operators"
+evals = re.findall(r"^(gain|vad)\s+(\d\.\d+)\s+(\d+\.\d+)\s+\d+\.\d+$", logs, re.M)
+assert len(evals) == 4, evals
+for name, cos, sqnr in evals[:2]:
+    assert float(cos) >= 0.99995 and 40 <= float(sqnr) <= 50, ("int8", name, cos, sqnr)
+for name, cos, sqnr in evals[2:]:
+    assert float(cos) >= 0.9999995 and float(sqnr) > 60, ("int16", name, cos, sqnr)
+raw = np.load(f"{tmp}/run/model-work/int8_raw/gain.npy")
+assert raw.dtype == np.int8, raw.dtype
+PY
 
 # The accuracy the guide quotes (about 30 dB for int8 / pow2, 50 dB for int16 /
 # multiplier), with a margin, and padded outputs exactly 0 as it says.
