@@ -1,15 +1,17 @@
 # The fixq library: every module under src/<module>/ is compiled into one object library,
 # from which the static and the shared library are made.
 #
-# Files named *_avx2.cpp, *_avx512*.cpp hold the fast kernels of one instruction-set family;
-# only they are compiled with that family's flags (cmake/FixqIsa.cmake), and src/cpu/ decides
-# at run time whether the CPU may call them, so the library runs on any x86-64.
+# Files named *_avx2.cpp, *_avx512*.cpp (x86-64), *_neon.cpp, *_dotprod.cpp ... (aarch64) hold
+# the fast kernels of one instruction-set family; only the target architecture's are
+# compiled, each with its family's flags (cmake/FixqIsa.cmake), and src/cpu/ decides at run
+# time whether the CPU may call them, so the library runs on any CPU of its architecture.
 # Every folder under src/ is a module of the library, except src/cli (the tool) and
 # src/cuda (the optional GPU library fixq_cuda, cmake/FixqCuda.cmake); a module may have
 # folders of its own (src/gru/int/fast/).
 include(${CMAKE_CURRENT_LIST_DIR}/FixqIsa.cmake)
 file(GLOB_RECURSE FIXQ_MODULE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*.cpp)
 list(FILTER FIXQ_MODULE_SOURCES EXCLUDE REGEX "/src/(cli|cuda)/")
+fixq_drop_foreign_isa_files(FIXQ_MODULE_SOURCES)
 fixq_set_isa_flags(${FIXQ_MODULE_SOURCES})
 
 find_package(Threads REQUIRED)

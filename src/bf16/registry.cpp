@@ -3,8 +3,7 @@
 
 namespace fixq::bf16_detail {
 
-FIXQ_KERNEL_REGISTRY(Bf16Kernels, "bf16", {Isa::Avx512Bf16, &avx512bf16::kBf16}, {Isa::Avx2, &avx2::kBf16},
-                     {Isa::Scalar, &scalar::kBf16})
+FIXQ_KERNEL_REGISTRY(Bf16Kernels, "bf16", kBf16, avx512bf16, avx2, scalar)
 
 std::vector<KernelChoice> report_kernels() {
   return {cpu_detail::choice("bf16 dot/gemm", registry(), [](const Bf16Kernels& k) { return k.gemm; })};

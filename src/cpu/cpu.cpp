@@ -1,14 +1,11 @@
 #include "fixq/cpu.h"
 
-#include <cpuid.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <iterator>
 #include <string>
 
+#include "cpu/detect.h"
 #include "cpu/registry.h"
 #include "fixq/error.h"
 
@@ -20,55 +17,13 @@ namespace {
 std::atomic<int> g_override{-1};
 std::atomic<bool> g_emulation{false};
 
-// CPUID leaf 1, ECX bit 29. Asked directly because clang before 16 does not know
-// __builtin_cpu_supports("f16c") (the fuzz build, scripts/fuzz.sh, uses Debian's clang 14).
-bool cpu_has_f16c() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
-}
-
-// CPUID leaf 7 sub-leaf 1, EAX bit 5: AVX512_BF16 (GCC 12's __builtin_cpu_supports knows
-// "avx512bf16", clang 14's does not, so it is asked directly too).
-bool cpu_has_avx512bf16() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 5)) != 0;
-}
-
-// AMX-TILE and AMX-INT8 (CPUID leaf 7, EDX bits 24 and 25), the OS saving the tile state
-// (XCR0 bits 17 and 18), and the permission Linux asks each process to request before its
-// first tile instruction (arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA, Linux 5.16 and
-// later). A kernel that refuses leaves AMX off: the AVX-512 kernels run instead.
-bool cpu_has_amx() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 || (edx & (3u << 24)) != (3u << 24)) return false;
-  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || (ecx & bit_OSXSAVE) == 0) return false;
-  unsigned xcr0_lo = 0, xcr0_hi = 0;
-  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  if ((xcr0_lo & (3u << 17)) != (3u << 17)) return false;
-  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-}
-
-FeatureMask detect() {
-  __builtin_cpu_init();
-  FeatureMask m = 0;
-  // __builtin_cpu_supports also checks that the OS saves the AVX / AVX-512 state (XGETBV).
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c() &&
-                    __builtin_cpu_supports("bmi2");
-  if (!avx2) return m;
-  m |= kFeatureAvx2;
-  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-                      __builtin_cpu_supports("avx512vnni");
-  if (!avx512) return m;
-  m |= kFeatureAvx512;
-  if (__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni")) m |= kFeatureVbmi;
-  if (cpu_has_avx512bf16()) m |= kFeatureBf16;
-  if (cpu_has_amx()) m |= kFeatureAmx;
-  return m;
-}
-
 }  // namespace
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+// Any other processor: no fast family, the scalar kernels only (cpu_x86.cpp and
+// cpu_aarch64.cpp detect their architectures' features).
+FeatureMask cpu_detail::detect_features() { return 0; }
+#endif
 
 namespace {
 
@@ -77,11 +32,12 @@ namespace {
 struct Family {
   Isa isa;
   const char* name;
+  const char* architecture;
   FeatureMask features;
 };
 constexpr Family kFamilies[] = {
-#define FIXQ_ISA_ROW_(e, name, features, ...) {Isa::e, #name, features},
-    FIXQ_ISA_FAMILIES(FIXQ_ISA_ROW_, )
+#define FIXQ_ISA_ROW_(e, name, arch, features, ...) {Isa::e, #name, #arch, features},
+    FIXQ_KNOWN_ISA_FAMILIES(FIXQ_ISA_ROW_, )
 #undef FIXQ_ISA_ROW_
 };
 
@@ -107,6 +63,11 @@ Isa parse_isa(std::string_view name) {
   fail("unknown instruction set '", name, "': expected one of ", known);
 }
 
+std::string isa_architecture(Isa isa) {
+  const Family* f = family(isa);
+  return f != nullptr ? f->architecture : "unknown";
+}
+
 FeatureMask isa_features(Isa isa) {
   const Family* f = family(isa);
   return f != nullptr ? f->features : ~FeatureMask{0};
@@ -116,7 +77,7 @@ FeatureMask cpu_features() {
   // FIXQ_CPU_FEATURES=<family> takes the CPU to have that family's features at most: the
   // test suite then runs as on an older CPU (AVX-512 kernels only through SIMDe).
   static const FeatureMask features = [] {
-    FeatureMask m = detect();
+    FeatureMask m = cpu_detail::detect_features();
     if (const char* env = std::getenv("FIXQ_CPU_FEATURES"); env != nullptr && *env != '\0')
       m &= isa_features(parse_isa(env));
     return m;
@@ -124,7 +85,7 @@ FeatureMask cpu_features() {
   return features;
 }
 
-bool cpu_supports(Isa isa) { return (isa_features(isa) & ~cpu_features()) == 0; }
+bool cpu_supports(Isa isa) { return isa_built(isa) && (isa_features(isa) & ~cpu_features()) == 0; }
 
 Isa best_isa() {
   Isa best = Isa::Scalar;
@@ -135,7 +96,15 @@ Isa best_isa() {
 
 namespace {
 
+std::string built_names() {
+  std::string s;
+  for (Isa isa : kAllIsas) s += (s.empty() ? "" : ", ") + to_string(isa);
+  return s;
+}
+
 Isa checked(Isa isa, const char* source) {
+  require(isa_built(isa), source, " asks for the ", to_string(isa), " kernels, a family of ", isa_architecture(isa),
+          ", but this build is for ", FIXQ_TARGET_ARCH, " (its families: ", built_names(), ")");
   require(cpu_supports(isa) || cpu_detail::emulation_enabled(), source, " asks for the ", to_string(isa),
           " kernels, but this CPU does not support them (best here: ", to_string(best_isa()), ")");
   return isa;

@@ -8,7 +8,8 @@
 // that the active features allow and that provides it. A family may leave an operation
 // null, or bring no table at all: the operation then falls back, by features, to the best
 // family below it that has one (as ruy's RUY_INHERIT_KERNEL). Adding a family is new files
-// per module plus one line in each module's list that gains kernels.
+// per module plus one word in each module's list that gains kernels; a list names families
+// of every architecture, and those the build lacks drop out at compile time.
 //
 // Tests also compile each AVX-512 family's tables a second time against SIMDe
 // (src/cpu/x86.h); those copies are installed into the same registries, and with emulation
@@ -23,19 +24,20 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "fixq/cpu.h"
 
-// Declares a module's table `name` of type `Type` in the namespace of every family of
-// FIXQ_ISA_FAMILIES (fixq/cpu.h), so that the module's registry can name the tables of the
-// families that bring kernels; a family without a file is declared and never named.
-#define FIXQ_DECLARE_FAMILY_TABLE_(e, family, features, Type, name) \
-  namespace family {                                                \
-  extern const Type name;                                           \
+// Declares a module's table `name` of type `Type` in the namespace of every family fixq
+// knows (FIXQ_KNOWN_ISA_FAMILIES, fixq/cpu.h), of every architecture, so that the module's
+// registry can name any family; one this build lacks is declared and never odr-used.
+#define FIXQ_DECLARE_FAMILY_TABLE_(e, family, arch, features, Type, name) \
+  namespace family {                                                      \
+  extern const Type name;                                                 \
   }
-#define FIXQ_DECLARE_KERNEL_TABLES(Type, name) FIXQ_ISA_FAMILIES(FIXQ_DECLARE_FAMILY_TABLE_, Type, name)
+#define FIXQ_DECLARE_KERNEL_TABLES(Type, name) FIXQ_KNOWN_ISA_FAMILIES(FIXQ_DECLARE_FAMILY_TABLE_, Type, name)
 
 #if defined(FIXQ_EMULATE_X86)
 #define FIXQ_TABLE_IS_EMULATED_ true
@@ -56,13 +58,36 @@
   }                                                                                                        \
   const Type name
 
-// Defines the module's registry(): its name and the tables of the families that bring
-// kernels, one {Isa, &family::table} per family, in any order.
-#define FIXQ_KERNEL_REGISTRY(Type, module, ...)                                  \
-  ::fixq::cpu_detail::KernelRegistry<Type>& registry() {                        \
-    static ::fixq::cpu_detail::KernelRegistry<Type> r(module, {__VA_ARGS__});   \
-    return r;                                                                    \
+// Defines the module's registry(): its name, the name of its tables, and the families that
+// bring kernels for it, by name, in any order:
+//   FIXQ_KERNEL_REGISTRY(GemmKernels, "gemm", kGemm, amx, avx512, avx2, neon, scalar)
+// A family this build does not have (another architecture's) drops out of the list at
+// compile time (its table is named only in a discarded `if constexpr` branch, so nothing
+// references it), which is how one list serves every architecture.
+#define FIXQ_KERNEL_REGISTRY(Type, module, table, ...)                                                 \
+  ::fixq::cpu_detail::KernelRegistry<Type>& registry() {                                              \
+    static ::fixq::cpu_detail::KernelRegistry<Type> r(                                                \
+        module, {FIXQ_REGISTRY_FOR_EACH_(FIXQ_REGISTRY_ENTRY_, Type, table, __VA_ARGS__)});           \
+    return r;                                                                                          \
   }
+#define FIXQ_REGISTRY_ENTRY_(Type, table, family)                                                   \
+  [] {                                                                                              \
+    constexpr ::fixq::Isa isa = ::fixq::cpu_detail::isa_named(#family);                             \
+    if constexpr (::fixq::isa_built(isa))                                                           \
+      return ::fixq::cpu_detail::KernelRegistry<Type>::Entry{isa, &family::table};                  \
+    else                                                                                            \
+      return ::fixq::cpu_detail::KernelRegistry<Type>::Entry{isa, nullptr};                         \
+  }(),
+// FIXQ_REGISTRY_FOR_EACH_(M, a, b, x1, x2, ...): M(a, b, x1) M(a, b, x2) ... (up to 64 x).
+#define FIXQ_REGISTRY_PARENS_ ()
+#define FIXQ_REGISTRY_EXPAND_(...) FIXQ_REGISTRY_EXPAND3_(FIXQ_REGISTRY_EXPAND3_(FIXQ_REGISTRY_EXPAND3_(__VA_ARGS__)))
+#define FIXQ_REGISTRY_EXPAND3_(...) FIXQ_REGISTRY_EXPAND2_(FIXQ_REGISTRY_EXPAND2_(FIXQ_REGISTRY_EXPAND2_(__VA_ARGS__)))
+#define FIXQ_REGISTRY_EXPAND2_(...) FIXQ_REGISTRY_EXPAND1_(FIXQ_REGISTRY_EXPAND1_(FIXQ_REGISTRY_EXPAND1_(__VA_ARGS__)))
+#define FIXQ_REGISTRY_EXPAND1_(...) __VA_ARGS__
+#define FIXQ_REGISTRY_FOR_EACH_(M, a, b, ...) __VA_OPT__(FIXQ_REGISTRY_EXPAND_(FIXQ_REGISTRY_FOR_EACH_HELPER_(M, a, b, __VA_ARGS__)))
+#define FIXQ_REGISTRY_FOR_EACH_HELPER_(M, a, b, x, ...) \
+  M(a, b, x) __VA_OPT__(FIXQ_REGISTRY_FOR_EACH_AGAIN_ FIXQ_REGISTRY_PARENS_(M, a, b, __VA_ARGS__))
+#define FIXQ_REGISTRY_FOR_EACH_AGAIN_() FIXQ_REGISTRY_FOR_EACH_HELPER_
 
 namespace fixq::cpu_detail {
 
@@ -70,6 +95,16 @@ namespace fixq::cpu_detail {
 // family and registries run the emulated tables installed for it.
 bool emulation_enabled();
 void set_emulation(bool on);
+
+// The family of a name in FIXQ_KNOWN_ISA_FAMILIES, at compile time (registry lists name
+// families as their namespaces); not a name: a compile error.
+consteval Isa isa_named(std::string_view name) {
+#define FIXQ_ISA_NAMED_(e, family, arch, features, ...) \
+  if (name == #family) return Isa::e;
+  FIXQ_KNOWN_ISA_FAMILIES(FIXQ_ISA_NAMED_, )
+#undef FIXQ_ISA_NAMED_
+  throw "FIXQ_KERNEL_REGISTRY names an unknown family";
+}
 
 // What pick() chose: the kernel and the family that provided it.
 template <class K>
@@ -87,9 +122,11 @@ class KernelRegistry {
   };
 
   // The families that bring kernels, each once, in any order; the scalar table (where the
-  // module has one) provides every operation.
+  // module has one) provides every operation. An entry of a family this build does not
+  // have comes with a null table and is left out.
   KernelRegistry(const char* module, std::initializer_list<Entry> families) : module_(module) {
     for (const Entry& e : families) {
+      if (!isa_built(e.isa)) continue;
       if (e.table == nullptr || count_ == slots_.size() || has_family(e.isa)) std::abort();  // a malformed list
       slots_[count_++] = Slot{e.isa, e.table, nullptr};
     }

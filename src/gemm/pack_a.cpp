@@ -1,6 +1,8 @@
 // Packing blocks of A into the micro-panel layouts of kernels.h: one pass over each row,
 // whole k-groups copied as 32-bit units.
+#if defined(__x86_64__)
 #include <emmintrin.h>  // SSE2: every x86-64 CPU has it
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -133,7 +135,12 @@ void pack_row(const MicroKernel& kern, const MatrixView& a, int64_t m, int64_t g
 // projection's rows), 2% after; a packing-bound 240 x 64 x 256 product runs 1.4x faster.
 // Returns the groups packed, a multiple of 4 whose bytes all lie inside K; pack_row takes
 // the rest.
+// (On other architectures it packs nothing, and pack_row packs every group.)
 int64_t pack_six_rows_quads8(const MatrixView& a, int64_t m, int64_t g0, int64_t groups, int8_t* dst) {
+#if !defined(__x86_64__)
+  (void)a, (void)m, (void)g0, (void)groups, (void)dst;
+  return 0;
+#else
   const int64_t k0 = g0 * 4;
   const int64_t whole = std::max<int64_t>(0, std::min(groups, (a.cols - k0) / 4));
   const int64_t vec = whole / 4 * 4;
@@ -157,6 +164,7 @@ int64_t pack_six_rows_quads8(const MatrixView& a, int64_t m, int64_t g0, int64_t
     }
   }
   return vec;
+#endif
 }
 
 }  // namespace
@@ -198,11 +206,14 @@ void pack_tiles(const MicroKernel& kern, const MatrixView& a, int64_t row0, int6
   if (kern.a == APacking::TilesSplit16) {
     // Per block: the low-byte tile, then the high-byte tile (mr x 64 bytes each).
     const int64_t tile_bytes = mr * row_bytes;
+#if defined(__x86_64__)
     const __m128i low_byte = _mm_set1_epi16(0xFF);
+#endif
     for (int64_t r = 0; r < rows; ++r) {
       const auto* src = static_cast<const char*>(a.data) + ((row0 + r) * a.stride + k0) * 2;
       int8_t* panel = out.data() + (r / mr) * panel_bytes + (r % mr) * row_bytes;
       int64_t k = 0;
+#if defined(__x86_64__)  // (the AMX layout; other architectures' builds take the loop after it)
       // 16 values at a time (never across a 64-byte tile row): low bytes by mask and unsigned
       // pack, high bytes by arithmetic shift and signed pack (exact: they are in [-128, 127]).
       for (; k + 16 <= real; k += 16) {
@@ -214,6 +225,7 @@ void pack_tiles(const MicroKernel& kern, const MatrixView& a, int64_t row0, int6
         _mm_storeu_si128(reinterpret_cast<__m128i*>(at + tile_bytes),
                          _mm_packs_epi16(_mm_srai_epi16(x0, 8), _mm_srai_epi16(x1, 8)));
       }
+#endif
       for (; k < real; ++k) {
         int16_t v;
         std::memcpy(&v, src + 2 * k, 2);

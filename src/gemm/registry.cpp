@@ -3,8 +3,7 @@
 
 namespace fixq::gemm_detail {
 
-FIXQ_KERNEL_REGISTRY(GemmKernels, "gemm", {Isa::Amx, &amx::kGemm}, {Isa::Avx512, &avx512::kGemm},
-                     {Isa::Avx2, &avx2::kGemm}, {Isa::Scalar, &scalar::kGemm})
+FIXQ_KERNEL_REGISTRY(GemmKernels, "gemm", kGemm, amx, avx512, avx2, scalar)
 
 cpu_detail::Picked<const MicroKernel*> pick_kernel(IntType a, IntType b, int64_t rows) {
   const auto& r = registry();

@@ -9,8 +9,7 @@
 
 namespace fixq::gguf::detail {
 
-FIXQ_KERNEL_REGISTRY(GgufKernels, "gguf", {Isa::Avx512Vbmi, &avx512vbmi::kGguf}, {Isa::Avx512, &avx512::kGguf},
-                     {Isa::Avx2, &avx2::kGguf}, {Isa::Scalar, &scalar::kGguf})
+FIXQ_KERNEL_REGISTRY(GgufKernels, "gguf", kGguf, avx512vbmi, avx512, avx2, scalar)
 
 FormatKernels active_kernels(Type type) {
   const auto i = static_cast<std::size_t>(type);

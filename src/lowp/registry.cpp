@@ -4,8 +4,7 @@
 
 namespace fixq::lowp_detail {
 
-FIXQ_KERNEL_REGISTRY(LowpKernels, "lowp", {Isa::Avx512, &avx512::kLowp}, {Isa::Avx2, &avx2::kLowp},
-                     {Isa::Scalar, &scalar::kLowp})
+FIXQ_KERNEL_REGISTRY(LowpKernels, "lowp", kLowp, avx512, avx2, scalar)
 
 std::vector<KernelChoice> report_kernels() {
   return {cpu_detail::choice("float8/6/4 convert", registry(), [](const LowpKernels& k) { return k.convert.decode[0]; })};

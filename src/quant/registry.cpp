@@ -4,8 +4,7 @@
 
 namespace fixq::quant_detail {
 
-FIXQ_KERNEL_REGISTRY(QuantTable, "quantize", {Isa::Avx512, &avx512::kQuant}, {Isa::Avx2, &avx2::kQuant},
-                     {Isa::Scalar, &scalar::kQuant})
+FIXQ_KERNEL_REGISTRY(QuantTable, "quantize", kQuant, avx512, avx2, scalar)
 
 std::vector<KernelChoice> report_kernels() {
   return {cpu_detail::choice("quantize int8", registry(), [](const QuantTable& t) { return t.s8.quantize; })};

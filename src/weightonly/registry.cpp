@@ -4,8 +4,7 @@
 
 namespace fixq::weightonly_detail {
 
-FIXQ_KERNEL_REGISTRY(PackedKernels, "packed", {Isa::Avx512, &avx512::kPacked}, {Isa::Avx2, &avx2::kPacked},
-                     {Isa::Scalar, &scalar::kPacked})
+FIXQ_KERNEL_REGISTRY(PackedKernels, "packed", kPacked, avx512, avx2, scalar)
 
 std::vector<KernelChoice> report_kernels() {
   return {cpu_detail::choice("packed weight-only matmul", registry(), [](const PackedKernels& k) { return k.matmul; })};

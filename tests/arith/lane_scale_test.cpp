@@ -161,9 +161,11 @@ struct VectorPath {
 
 std::vector<VectorPath> vector_paths() {
   std::vector<VectorPath> v;
+#if defined(__x86_64__)  // the lane files of other architectures' builds have no vector checks yet
   if (cpu_supports(Isa::Avx2)) v.push_back({"avx2", lane_checks::avx2::apply});
   if (cpu_supports(Isa::Avx512)) v.push_back({"avx512", lane_checks::avx512::apply});
   v.push_back({"avx512_simde", lane_checks::avx512_emulated::apply});
+#endif
   return v;
 }
 

@@ -4,8 +4,7 @@
 
 namespace fixq::gru_float {
 
-FIXQ_KERNEL_REGISTRY(FloatKernels, "gru float", {Isa::Avx512, &avx512::kFloat}, {Isa::Avx2, &avx2::kFloat},
-                     {Isa::Scalar, &scalar::kFloat})
+FIXQ_KERNEL_REGISTRY(FloatKernels, "gru float", kFloat, avx512, avx2, scalar)
 
 ActiveKernels active_kernels() {
   const auto& r = registry();

@@ -5,8 +5,7 @@
 namespace fixq::gru_detail {
 
 // The scalar family's path is the reference loop (gru/int/step_intonly.cpp): no lane kernels.
-FIXQ_KERNEL_REGISTRY(GruKernels, "gru", {Isa::Avx512Vbmi, &avx512vbmi::kGru}, {Isa::Avx512, &avx512::kGru},
-                     {Isa::Avx2, &avx2::kGru})
+FIXQ_KERNEL_REGISTRY(GruKernels, "gru", kGru, avx512vbmi, avx512, avx2)
 
 namespace {
 cpu_detail::Picked<const GruLaneKernels*> pick_lanes() {
