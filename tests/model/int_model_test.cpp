@@ -179,5 +179,28 @@ TEST(QuantizedModelGraph, InputsAreChecked) {
   EXPECT_THROW(QuantizedModel::quantize(m, {}, ModelQuantConfig{}), Error);
 }
 
+// info(): every operator with its bits, every graph input and output with its parameters.
+TEST(QuantizedModelGraph, InfoListsOperatorsAndIoParameters) {
+  const Model m = kws_model();
+  for (const char* preset : {"int8", "int16"}) {
+    const QuantizedModel q = QuantizedModel::quantize(m, calib_batches(m), config(preset, ScaleKind::Multiplier));
+    const QuantizedModelInfo info = q.info();
+    const int bits = std::string(preset) == "int16" ? 16 : 8;
+    ASSERT_EQ(info.ops.size(), m.nodes.size());
+    for (size_t n = 0; n < m.nodes.size(); ++n) {
+      EXPECT_EQ(info.ops[n].name, m.nodes[n].name);
+      const ModelOp op = m.nodes[n].op;
+      EXPECT_EQ(info.ops[n].weight_bits, op == ModelOp::Linear || op == ModelOp::Conv1d || op == ModelOp::Gru ? 8 : 0);
+    }
+    for (int v : info.inputs) EXPECT_EQ(info.values[static_cast<size_t>(v)].bits, bits);
+    const ModelValueQuant& probs = info.values[static_cast<size_t>(m.outputs[0])];
+    EXPECT_EQ(probs.scale[0], bits == 16 ? 0x1p-15f : 0x1p-8f);  // softmax's fixed output (spec 10.2)
+    EXPECT_EQ(probs.zero_point[0], bits == 16 ? 0 : -128);
+    const std::string text = info.to_string();
+    EXPECT_NE(text.find("input mfcc: int" + std::to_string(bits)), std::string::npos) << text;
+    EXPECT_NE(text.find("softmax softmax: out int" + std::to_string(bits)), std::string::npos) << text;
+  }
+}
+
 }  // namespace
 }  // namespace fixq::test
