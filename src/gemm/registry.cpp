@@ -3,7 +3,7 @@
 
 namespace fixq::gemm_detail {
 
-FIXQ_KERNEL_REGISTRY(GemmKernels, "gemm", kGemm, amx, avx512, avx2, scalar)
+FIXQ_KERNEL_REGISTRY(GemmKernels, "gemm", kGemm, amx, avx512, avx2, neon, scalar)
 
 cpu_detail::Picked<const MicroKernel*> pick_kernel(IntType a, IntType b, int64_t rows) {
   const auto& r = registry();
