@@ -41,6 +41,21 @@ struct GruBenchOptions {
 };
 void bench_gru(const GruBenchOptions& o);
 
+// `fixq bench model`: a whole model from an ONNX file, fixq float / int16 / int8 (pow2
+// scales, quantized in the bench from a deterministic draw), one frame per call (the
+// streaming step) and T frames per call, against torch float / torch dynamic int8
+// (bench/peers/torch_model.py) and onnxruntime float (bench/peers/ort_model.js) where
+// found; CSV batch,frames_per_call,impl,us_per_frame, an absent peer a '#' line.
+struct ModelBenchOptions {
+  std::string model;    // the ONNX file
+  std::string batch;    // batch sizes [1,16]
+  std::string frames;   // frames per call [1,100]; 1 = the streaming step
+  std::string samples;  // samples per row, the median reported [5]
+  bool quick = false;   // short samples (smoke tests)
+  bool no_peers = false;
+};
+void bench_model(const ModelBenchOptions& o);
+
 // Whether this build measures against oneDNN.
 bool have_onednn();
 // For a build without oneDNN: that only fixq is timed, and how to add oneDNN. Empty with it.

@@ -67,6 +67,22 @@ void register_bench(CLI::App& app) {
       "  build/bin/fixq bench gru --threads 2 --hidden 512 --batch 16 --steps 20\n"
       "  /usr/bin/python3 tools/bench_torch_gru.py --against gru.csv > gru_torch.csv" +
       note);
+  auto mo = std::make_shared<bench::ModelBenchOptions>();
+  CLI::App* m = cmd->add_subcommand(
+      "model", "A whole model (ONNX) in fixq float / int16 / int8 (pow2 scales), one frame per call (the streaming "
+               "step) and T frames per call, against torch float, torch dynamic int8 and onnxruntime float where "
+               "found; CSV batch,frames_per_call,impl,us_per_frame");
+  m->add_option("--model", mo->model, "the ONNX file")->required();
+  m->add_option("--batch", mo->batch, "batch sizes, comma-separated [default 1,16]");
+  m->add_option("--frames", mo->frames, "frames per call, comma-separated; 1 = the streaming step [default 1,100]");
+  m->add_option("--samples", mo->samples, "samples per row, the median reported [default 5]");
+  m->add_flag("--quick", mo->quick, "short samples (smoke tests)");
+  m->add_flag("--no-peers", mo->no_peers, "time fixq alone");
+  m->footer("Example:\n  /usr/bin/python3 tools/example_model_onnx.py --out m.onnx\n"
+            "  build/bin/fixq bench model --model m.onnx > model.csv\n"
+            "onnxruntime: scripts/install_ort_peer.sh; torch: Debian's python3-torch.");
+  m->callback([mo] { bench::bench_model(*mo); });
+
   r->callback([go, gru_device] {
     if (*gru_device == "cuda") bench_gru_cuda(go->quick, go->hidden, go->batch, go->steps);
     else bench::bench_gru(*go);
