@@ -288,6 +288,11 @@ void bench_model(const ModelBenchOptions& o) {
                            " --check " + shell_quote(dir) + " --tolerance 1e-4 --batch " + join(batches) +
                            " --frames " + join(frames) + " --samples " + std::to_string(samples) +
                            (o.quick ? " --quick" : "");
+  std::string state_outputs;  // graph outputs that are GRU states, which a stream carries
+  for (size_t k = 0; k < model.outputs.size(); ++k)
+    if (model.values[static_cast<size_t>(model.outputs[k])].kind == ValueKind::State)
+      state_outputs += (state_outputs.empty() ? "" : ",") + std::to_string(k);
+  const std::string ort_args = args + (state_outputs.empty() ? "" : " --state-outputs " + state_outputs);
   const std::string peers = peers_dir();
   const std::string torch_py = peers + "/torch_model.py", ort_js = peers + "/ort_model.js";
   if (peers.empty() || !is_file(torch_py))
@@ -301,7 +306,7 @@ void bench_model(const ModelBenchOptions& o) {
   else if (std::system("command -v node >/dev/null 2>&1") != 0)
     std::printf("# onnxruntime_float: absent (no node on PATH)\n");
   else
-    run_peer("onnxruntime", "node " + shell_quote(ort_js) + args);
+    run_peer("onnxruntime", "node " + shell_quote(ort_js) + ort_args);
   std::system(("rm -rf " + shell_quote(dir)).c_str());
   (void)kCheckTolerance;
 }
