@@ -163,7 +163,7 @@ bool is_file(const std::string& p) {
 }
 
 // Runs a peer's command; passes its '#' lines and its rows (batch,frames,impl,us) through.
-// A failure (exit != 0) or no row is a '#' line naming the peer and its last words.
+// A failure (exit != 0), or neither a row nor a '#' line, is a '#' line naming the peer and its last words.
 void run_peer(const std::string& name, const std::string& command) {
   std::fflush(stdout);
   FILE* p = ::popen((command + " 2>&1").c_str(), "r");
@@ -172,7 +172,7 @@ void run_peer(const std::string& name, const std::string& command) {
     return;
   }
   std::string last;
-  int rows = 0;
+  int rows = 0, comments = 0;
   char buf[4096];
   while (std::fgets(buf, sizeof buf, p) != nullptr) {
     std::string line(buf);
@@ -180,6 +180,7 @@ void run_peer(const std::string& name, const std::string& command) {
     if (line.empty()) continue;
     if (line[0] == '#') {
       std::printf("%s\n", line.c_str());
+      ++comments;
     } else if (std::count(line.begin(), line.end(), ',') == 3 && line[0] >= '0' && line[0] <= '9') {
       std::printf("%s\n", line.c_str());
       ++rows;
@@ -189,7 +190,7 @@ void run_peer(const std::string& name, const std::string& command) {
     std::fflush(stdout);
   }
   const int rc = ::pclose(p);
-  if (rc != 0 || rows == 0)
+  if (rc != 0 || (rows == 0 && comments == 0))
     std::printf("# %s: no rows (exit status %d%s%s)\n", name.c_str(), WIFEXITED(rc) ? WEXITSTATUS(rc) : -1,
                 last.empty() ? "" : ": ", last.c_str());
 }
