@@ -3,7 +3,10 @@
 # 1 and 100 frames per call, 3 samples of short length): the header and the CSV's shape,
 # every fixq implementation at every (batch, frames_per_call), positive times, and every
 # peer either rows at every shape or a '#' line naming it (absent, or failed). Bad options
-# are a one-line error with exit != 0. Under a minute on a loaded 2-core machine.
+# are a one-line error with exit != 0. Then a second graph, written here with onnx.helper:
+# ONNX's reset-before GRU with an initial-state input and a final-state output, which the
+# peers that run must carry from one frame per call to the next, and say so. Under a minute
+# on a loaded 2-core machine.
 #   usage: bench_model_test.sh FIXQ_BINARY REPO_ROOT
 set -euo pipefail
 fixq=$1
@@ -52,6 +55,45 @@ for peer, impls in peers.items():
         assert said, f"{peer}: neither rows nor a comment line: {comments}"
 unknown = {k[2] for k in table} - fixq - {i for v in peers.values() for i in v}
 assert not unknown, unknown
+PY
+
+"$py" - "$tmp/rb.onnx" <<'PY'
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T, helper as h, numpy_helper as nh
+
+rng = np.random.default_rng(0)
+C, H = 10, 16
+init = [nh.from_array((rng.standard_normal((1, 3 * H, C)) * 0.3).astype(np.float32), "W"),
+        nh.from_array((rng.standard_normal((1, 3 * H, H)) * 0.3).astype(np.float32), "R"),
+        nh.from_array((rng.standard_normal((1, 6 * H)) * 0.1).astype(np.float32), "B"),
+        nh.from_array(np.array([1], dtype=np.int64), "ax")]
+nodes = [h.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["Y", "hn"], hidden_size=H, linear_before_reset=0),
+         h.make_node("Squeeze", ["Y", "ax"], ["y"])]
+g = h.make_graph(nodes, "reset_before", [h.make_tensor_value_info("x", T.FLOAT, ["t", "b", C]),
+                                         h.make_tensor_value_info("h0", T.FLOAT, [1, "b", H])],
+                 [h.make_tensor_value_info("y", T.FLOAT, ["t", "b", H]),
+                  h.make_tensor_value_info("hn", T.FLOAT, [1, "b", H])], init)
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1])
+PY
+"$fixq" bench model --model "$tmp/rb.onnx" --batch 1 --frames 1,100 --samples 3 --quick >"$tmp/rb.csv"
+"$py" - "$tmp/rb.csv" <<'PY'
+import sys
+
+lines = open(sys.argv[1]).read().splitlines()
+rows = [l.split(",") for l in lines if not l.startswith("#")][1:]
+impls = {r[2] for r in rows}
+assert {"fixq_float", "fixq_int16", "fixq_int8"} <= impls, impls
+for peer in ("torch_float", "onnxruntime_float"):
+    said = [l for l in lines if l.startswith("# " + peer.split("_")[0])]  # its line, or the bench's about it
+    assert said, f"{peer}: no comment line"
+    if peer in impls:
+        own = [l for l in said if l.startswith(f"# {peer}: ")]
+        assert own and "carries the graph's state" in own[0], said
 PY
 
 source "$(dirname "$0")/expect_fail.sh"
