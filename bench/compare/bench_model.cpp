@@ -24,6 +24,7 @@
 #include "compare/compare.h"
 #include "compare/timing.h"
 #include "fixq/error.h"
+#include "fixq/gemm.h"
 #include "fixq/model.h"
 #include "fixq/npy.h"
 
@@ -208,6 +209,9 @@ void bench_model(const ModelBenchOptions& o) {
   const std::vector<int64_t> frames = parse_list("--frames", o.frames.empty() ? "1,100" : o.frames, kMaxFrames);
   const int samples = static_cast<int>(parse_count("--samples", o.samples.empty() ? "5" : o.samples, 101));
   const double min_s = o.quick ? 0.01 : 0.1;
+  // One thread: fixq's GEMMs would otherwise share large products over every hardware
+  // thread (set_gemm_threads' default), as bench gru's use_threads(1) also sets.
+  set_gemm_threads(1);
   const Model model = load_model_onnx(o.model);
   model.validate();
   const bool batched = has_batch_axis(model);
