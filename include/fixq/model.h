@@ -56,6 +56,9 @@ enum class ValueKind { Sequence, State };
 //   Sequence values: "BTC" (batch_first), "TBC" (time-major, as nn.GRU's default),
 //   "BCT" (channels first, as nn.Conv1d's), "TC" (no batch axis, B = 1);
 //   State values: "SBH" (ONNX initial_h / Y_h and torch's h_n).
+//   Sequence outputs only: "BC", the last frame of each sequence, [B, C] (frame T - 1; a
+//   keyword spotter's h_n[-1] -> Gemm -> Softmax). Every frame is still computed; a stream's
+//   step gives the current frame, as for any Sequence output (docs/spec.md 10.1).
 // Internal values are always [B, T, C] (or [S, B, H]) and have no external layout.
 struct ValueLayout {
   std::string axes = "BTC";
@@ -108,7 +111,8 @@ struct Model {
 // ---- running a model (src/model/) ------------------------------------------------------
 
 // A graph input or output as its users hold it: the array in the value's external layout
-// (ValueLayout: "BTC" [B, T, C], "TBC" [T, B, C], "BCT" [B, C, T], "TC" [T, C]; a State
+// (ValueLayout: "BTC" [B, T, C], "TBC" [T, B, C], "BCT" [B, C, T], "TC" [T, C], an output's
+// "BC" [B, C] (its last frame; T >= 1); a State
 // "SBH" [S, B, H]), float32, row-major. An empty ModelArray (no shape, no data) given for a
 // State input means zeros (no initial state), as an absent ONNX initial_h.
 struct ModelArray {

@@ -127,7 +127,7 @@ int64_t offset(const Shape& s, const Axes& a, int64_t b, int64_t t, int64_t c) {
 }
 
 // The whole-sequence forward through the streaming step, frame by frame: the inputs' frame t
-// [B, C] each, the outputs' frames put back into their layouts (a State output: the last).
+// [B, C] each, the outputs' frames put back into their layouts (a State or "BC" output: the last).
 template <class Stream, class Array>
 std::vector<Array> through_frames(const Model& m, Stream& stream, const std::vector<Array>& inputs, int64_t B, int64_t T) {
   std::vector<Array> outs(m.outputs.size());
@@ -153,7 +153,7 @@ std::vector<Array> through_frames(const Model& m, Stream& stream, const std::vec
     }();
     for (size_t o = 0; o < outs.size(); ++o) {
       const ModelValue& v = m.values[static_cast<size_t>(m.outputs[o])];
-      if (v.kind == ValueKind::State) {
+      if (v.kind == ValueKind::State || v.layout.axes == "BC") {  // the current state / frame: the last one stays
         outs[o] = std::move(got[o]);
         continue;
       }

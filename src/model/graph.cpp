@@ -50,7 +50,7 @@ ModelOp parse_model_op(const std::string& name) {
 
 bool ValueLayout::valid(const std::string& axes, ValueKind kind) {
   if (kind == ValueKind::State) return axes == "SBH";
-  return axes == "BTC" || axes == "TBC" || axes == "BCT" || axes == "TC";
+  return axes == "BTC" || axes == "TBC" || axes == "BCT" || axes == "TC" || axes == "BC";
 }
 
 int Model::find_value(const std::string& name) const {
@@ -207,12 +207,14 @@ void Model::validate() const {
     const ModelValue& mv = values[static_cast<size_t>(v)];
     require(ValueLayout::valid(mv.layout.axes, mv.kind), "model: input '", mv.name, "' has layout '", mv.layout.axes,
             "', not one of a ", mv.kind == ValueKind::State ? "state's (SBH)" : "sequence's (BTC, TBC, BCT, TC)");
+    require(mv.layout.axes != "BC", "model: input '", mv.name,
+            "' has layout 'BC' (the last frame), which only an output has; inputs are BTC, TBC, BCT or TC");
     require(consumed[static_cast<size_t>(v)] || outs.count(v), "model: input '", mv.name, "' is never read");
   }
   for (int v : outputs) {
     const ModelValue& mv = values[static_cast<size_t>(v)];
     require(ValueLayout::valid(mv.layout.axes, mv.kind), "model: output '", mv.name, "' has layout '", mv.layout.axes,
-            "', not one of a ", mv.kind == ValueKind::State ? "state's (SBH)" : "sequence's (BTC, TBC, BCT, TC)");
+            "', not one of a ", mv.kind == ValueKind::State ? "state's (SBH)" : "sequence's (BTC, TBC, BCT, TC, BC)");
   }
   bool any_sequence = false;
   for (int v : inputs) any_sequence |= values[static_cast<size_t>(v)].kind == ValueKind::Sequence;

@@ -32,6 +32,7 @@ Shape external_shape(const ModelValue& v, int64_t B, int64_t T) {
   const int64_t C = v.features;
   if (v.kind == ValueKind::State) return {v.rows, B, C};
   const std::string& a = v.layout.axes;
+  if (a == "BC") return {B, C};  // the last frame only
   if (a == "TC") return {T, C};
   if (a == "TBC") return {T, B, C};
   if (a == "BCT") return {B, C, T};
@@ -49,6 +50,17 @@ int64_t external_index(const std::string& a, int64_t B, int64_t T, int64_t C, in
 
 template <class E>
 std::vector<E> permute(const ModelValue& v, const std::vector<E>& data, int64_t B, int64_t T, bool inward) {
+  if (v.kind == ValueKind::Sequence && v.layout.axes == "BC") {
+    // An output's last frame (validate() keeps "BC" off inputs): frame T - 1 of each sequence.
+    require(!inward, "model input '", v.name, "': layout BC (the last frame) is an output layout only");
+    require(T >= 1, "model output '", v.name, "' (layout BC) is the last frame of sequences of ", T, " frames");
+    const int64_t C = v.features;
+    std::vector<E> out(static_cast<size_t>(B * C));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t c = 0; c < C; ++c)
+        out[static_cast<size_t>(b * C + c)] = data[static_cast<size_t>((b * T + T - 1) * C + c)];
+    return out;
+  }
   if (v.kind == ValueKind::State || v.layout.axes == "BTC" || v.layout.axes == "TC") return data;
   const int64_t C = v.features;
   std::vector<E> out(data.size());

@@ -294,7 +294,22 @@ void ModelImporter::gather(const onnx::NodeProto& n) {
     set_data(n, 0, state_row_as_frame(n, d, d.row0 + row));
     return;
   }
-  fail_node(n, "gathers from the data; fixq supports Gather of constants and shapes, and h_n[-1] of a GRU");
+  if (t.kind == Tensor::DataView && model_.values[static_cast<std::size_t>(t.data.value)].kind == ValueKind::Sequence &&
+      idx.dims.empty() && !idx.is_float) {
+    // y[:, -1]: a sequence's last frame (index -1 only: T is the data's).
+    Data d = t.data;
+    const int64_t a = axis_of(n, axis, static_cast<int64_t>(d.axes.size()));
+    const int64_t index = idx.known_ints("Gather's index")[0];
+    if (role(d.axes[static_cast<std::size_t>(a)]) != kT || index != -1 || d.pad_left != 0 || d.trail != 0 || d.last_frame)
+      fail_node(n, "gathers index ", index, " of axis ", a, " of ", axes_str(d),
+                "; fixq supports Gather of a sequence's last frame only (index -1 of its time axis)");
+    d.axes.erase(d.axes.begin() + a);
+    d.last_frame = true;
+    set_data(n, 0, d);
+    return;
+  }
+  fail_node(n, "gathers from the data; fixq supports Gather of constants and shapes, h_n[-1] of a GRU and y[:, -1] of a "
+            "sequence");
 }
 
 void ModelImporter::cast(const onnx::NodeProto& n) {

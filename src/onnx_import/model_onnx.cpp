@@ -412,11 +412,10 @@ void ModelImporter::add_graph_outputs() {
                     v.rows, ", axes ", axes_str(d), "); fixq outputs a GRU's whole final state [layers * directions, batch, hidden]");
       axes = "SBH";
     } else if (d.last_frame) {
-      // h_n[-1] and what follows: fixq computes every frame; the ONNX output is the last one.
+      // h_n[-1], y[:, -1] and what follows: the output is the value's last frame, [B, C].
       if (axes != "BC")
         where_.fail("graph output '", name, "' is the last frame of a sequence with axes ", axes_str(d),
                     "; fixq supports [batch, features] there");
-      axes = "BTC";
     } else if (axes != "BTC" && axes != "TBC" && axes != "BCT" && axes != "TC") {
       where_.fail("graph output '", name, "' has axes ", axes_str(d),
                   "; fixq's outputs are [batch, time, features] in any order, or [time, features]");
@@ -896,9 +895,13 @@ void ModelImporter::slice(const onnx::NodeProto& n) {
       if (d.trail > 0 && s == 0 && e == -d.trail && steps[i] == 1) {
         d.trail = 0;
         d.trail_node.clear();
+      } else if (s == -1 && e >= (int64_t{1} << 31) && steps[i] == 1 && d.trail == 0 && !d.last_frame) {
+        // y[:, -1:]: the last frame, its time axis now of extent 1.
+        d.last_frame = true;
+        d.axes[static_cast<std::size_t>(a)] = kU;
       } else if (!whole) {
         fail_node(n, "slices the time axis; fixq keeps every frame (it supports a Slice of the time axis only to drop "
-                  "the frames a Conv's end padding added)");
+                  "the frames a Conv's end padding added, or [-1:] for the last frame)");
       }
     } else if (r == kC && v.kind == ValueKind::Sequence) {
       if (steps[i] != 1) fail_node(n, "slices the features with step ", steps[i], "; fixq supports step 1");

@@ -79,6 +79,48 @@ np.save('$tmp/xq.npy', np.clip(np.round(x / $scale) + $zp, -128, 127).astype(np.
 "$fixq" model run --model "$tmp/q8.fixq" --input "$tmp/xq.npy" --raw -o "$tmp/r2" >/dev/null
 cmp "$tmp/r1/gain.npy" "$tmp/r2/gain.npy"
 
+# A keyword spotter reading the GRU's last state (h_n[-1] -> Linear -> softmax): its output is
+# [B, K] as in the ONNX file, whole and --frames (the last step's posterior), float and int16.
+"$py" - "$tmp" <<'PY'
+import sys, numpy as np, torch
+from torch import nn
+tmp = sys.argv[1]
+torch.manual_seed(5)
+class Kws(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv, self.gru, self.fc = nn.Conv1d(10, 16, 3), nn.GRU(16, 24, batch_first=True), nn.Linear(24, 6)
+    def forward(self, x):  # [B, C, T]
+        t = torch.relu(self.conv(nn.functional.pad(x, (2, 0))))
+        _, h = self.gru(t.transpose(1, 2))
+        return torch.softmax(self.fc(h[-1]), -1)
+m = Kws().eval()
+torch.onnx.export(m, (torch.randn(2, 10, 9),), f"{tmp}/kws.onnx", opset_version=13, input_names=["mfcc"],
+                  output_names=["p"], dynamic_axes={"mfcc": {0: "B", 2: "T"}, "p": {0: "B"}})
+x = torch.randn(3, 10, 21)
+np.save(f"{tmp}/mfcc.npy", x.numpy())
+with torch.no_grad():
+    np.save(f"{tmp}/kws_ref.npy", m(x).numpy())
+PY
+"$fixq" model run --model "$tmp/kws.onnx" --input "$tmp/mfcc.npy" -o "$tmp/k" | grep -q "p.npy \[3, 6\]"
+"$fixq" model run --model "$tmp/kws.onnx" --input "$tmp/mfcc.npy" --frames -o "$tmp/k_frames" >/dev/null
+cmp "$tmp/k/p.npy" "$tmp/k_frames/p.npy"
+"$fixq" model info "$tmp/kws.onnx" | grep -q "^output  p .*layout BC"
+"$fixq" model quantize --model "$tmp/kws.onnx" --calib "$tmp/mfcc.npy" --config int16 -o "$tmp/kws.fixq" >/dev/null
+"$fixq" model run --model "$tmp/kws.fixq" --input "$tmp/mfcc.npy" -o "$tmp/kq" >/dev/null
+"$fixq" model run --model "$tmp/kws.fixq" --input "$tmp/mfcc.npy" --frames -o "$tmp/kq_frames" >/dev/null
+cmp "$tmp/kq/p.npy" "$tmp/kq_frames/p.npy"
+"$py" - "$tmp" <<'PY'
+import sys, numpy as np
+tmp = sys.argv[1]
+ref, f, q = (np.load(f"{tmp}/{n}.npy").astype(np.float64) for n in ("kws_ref", "k/p", "kq/p"))
+assert f.shape == ref.shape == q.shape == (3, 6), (f.shape, ref.shape, q.shape)
+err = float(np.abs(f - ref).max())
+assert err <= 1e-4, f"kws float vs torch: max error {err}"
+cos = float(q.ravel() @ f.ravel() / np.linalg.norm(q) / np.linalg.norm(f))
+assert cos >= 0.9999, f"kws int16: cosine {cos}"
+PY
+
 # Bad input: one line, exit != 0, nothing written.
 expect_fail "is no graph input of the model" "$fixq" model run --model "$tmp/m.onnx" --input y="$tmp/x.npy" -o "$tmp/bad1"
 expect_fail "--raw writes a quantized model's integers" "$fixq" model run --model "$tmp/m.onnx" --input "$tmp/x.npy" \

@@ -56,7 +56,8 @@ Model tiny_model() {
 TEST(ModelFile, RoundTripGivesTheSameBits) {
   const std::vector<std::pair<std::string, Model>> graphs{
       {"rnnoise", rnnoise_like()}, {"glu", glu_model()}, {"reset_before", reset_before_model()},
-      {"kws", kws_model()},        {"tiny", tiny_model()}};
+      {"kws", kws_model()},        {"tiny", tiny_model()},
+      {"kws_last_frame", kws_last_frame_model()}};
   for (const auto& [name, m] : graphs)
     for (auto [preset, kind] : {std::pair{"int8", ScaleKind::PowerOfTwo}, std::pair{"int16", ScaleKind::Multiplier}}) {
       const QuantizedModel q = quantized(m, preset, kind);

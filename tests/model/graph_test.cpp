@@ -29,7 +29,8 @@ TEST(ModelGraph, OperatorNamesRoundTrip) {
 }
 
 TEST(ModelGraph, TestGraphsAreValid) {
-  for (const Model& m : {rnnoise_like(), glu_model(), reset_before_model(), kws_model()}) EXPECT_NO_THROW(m.validate());
+  for (const Model& m : {rnnoise_like(), glu_model(), reset_before_model(), kws_model(), kws_last_frame_model()})
+    EXPECT_NO_THROW(m.validate());
   const Model m = rnnoise_like();
   EXPECT_EQ(m.find_value("gru2.y"), m.nodes[5].outputs[0]);
   EXPECT_EQ(m.find_value("nothing"), -1);
@@ -105,7 +106,7 @@ void expect_stream_equals_forward(const Model& m, int64_t B, int64_t T) {
     const auto out = s.step(frame_of(m, in, B, T, t));
     for (size_t o = 0; o < m.outputs.size(); ++o) {
       const ModelValue& v = m.values[static_cast<size_t>(m.outputs[o])];
-      if (v.kind == ValueKind::State) {
+      if (v.kind == ValueKind::State || v.layout.axes == "BC") {  // the state / the last frame: the stream's last step
         if (t == T - 1) {
           ASSERT_EQ(out[o].data, whole[o].data) << v.name;
         }
@@ -121,6 +122,34 @@ TEST(ModelStreamFloat, EqualsWholeSequenceBitForBit) {
   expect_stream_equals_forward(glu_model(), 3, 9);
   expect_stream_equals_forward(reset_before_model(), 2, 13);
   expect_stream_equals_forward(kws_model(), 1, 31);
+  expect_stream_equals_forward(kws_last_frame_model(), 3, 19);
+}
+
+// A "BC" output is the value's last frame: [B, C], frame T - 1 of the same graph read as "BTC".
+TEST(ModelGraph, LastFrameOutputIsFrameTMinus1) {
+  const Model last = kws_last_frame_model();
+  Model every = last;
+  every.values[static_cast<size_t>(every.outputs[0])].layout.axes = "BTC";
+  const int64_t B = 3, T = 21;
+  const auto in = random_inputs(last, B, T, 9);
+  const auto got = model_forward(last, in), all = model_forward(every, in);
+  ASSERT_EQ(got[0].shape, (Shape{B, 12}));
+  ASSERT_EQ(all[0].shape, (Shape{B, T, 12}));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t c = 0; c < 12; ++c)
+      ASSERT_EQ(got[0].data[static_cast<size_t>(b * 12 + c)], all[0].data[static_cast<size_t>((b * T + T - 1) * 12 + c)]);
+  // The stream gives the current frame's posterior at every step: frame t of "BTC".
+  ModelStream s(last, B);
+  for (int64_t t = 0; t < T; ++t) {
+    const auto out = s.step(frame_of(last, in, B, T, t));
+    ASSERT_EQ(out[0].shape, (Shape{B, 12}));
+    ASSERT_EQ(out[0].data, output_frame(every.values[static_cast<size_t>(every.outputs[0])], all[0], B, T, t)) << t;
+  }
+  // An input cannot be "BC"; T = 0 has no last frame.
+  Model bad = last;
+  bad.values[static_cast<size_t>(bad.inputs[0])].layout.axes = "BC";
+  expect_invalid(bad, "only an output");
+  EXPECT_THROW(model_forward(last, random_inputs(every, 2, 0, 1)), Error);
 }
 
 TEST(ModelStreamFloat, RefusesBidirectionalGru) {

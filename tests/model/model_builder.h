@@ -196,6 +196,17 @@ inline Model kws_model() {
   return g.m;
 }
 
+// A keyword spotter as ML-KWS-for-MCU's CRNN reads it: conv front end, GRU, a classifier on
+// the last frame only (h_n[-1] -> Linear -> Softmax): the output is "BC", [B, 12].
+inline Model kws_last_frame_model() {
+  GraphBuilder g;
+  const int x = g.input("mfcc", 40, "BCT");
+  const int c = g.unary("relu", ModelOp::Relu, g.conv("conv", x, 32, 5, 2));
+  const int y = g.gru("gru", c, 48, 2);
+  g.output(g.unary("softmax", ModelOp::Softmax, g.linear("classifier", y, 12)), "BC");
+  return g.m;
+}
+
 // Smooth random inputs for every graph input (Sequence: B x T frames in its layout; State:
 // small values), of scale `amp`.
 inline std::vector<ModelArray> random_inputs(const Model& m, int64_t B, int64_t T, uint32_t seed, float amp = 1.0f) {
@@ -261,9 +272,11 @@ inline std::vector<ModelArray> frame_of(const Model& m, const std::vector<ModelA
   return f;
 }
 
-// Output frame t of a whole-sequence output array (Sequence: [B, C] of frame t).
+// Output frame t of a whole-sequence output array (Sequence: [B, C] of frame t; a "BC" output
+// holds the last frame only, t = T - 1).
 inline std::vector<float> output_frame(const ModelValue& v, const ModelArray& a, int64_t B, int64_t T, int64_t t) {
   const int64_t C = v.features;
+  if (v.layout.axes == "BC") return t == T - 1 ? a.data : std::vector<float>{};
   std::vector<float> f(static_cast<size_t>(B * C));
   const std::string& l = v.layout.axes;
   for (int64_t b = 0; b < B; ++b)

@@ -76,6 +76,21 @@ class Kws(nn.Module):
         return torch.softmax(self.fc(h[-1]), -1)
 
 
+class KwsLastFrame(nn.Module):
+    """A keyword spotter reading the GRU's output at the last step: y[:, -1] (Gather) or
+    y[:, -1:] then squeeze (Slice + Squeeze), then Linear -> softmax."""
+
+    def __init__(self, how):
+        super().__init__()
+        self.how = how
+        self.gru, self.fc = nn.GRU(8, 12, batch_first=True), nn.Linear(12, 5)
+
+    def forward(self, x):  # [B, T, C]
+        y, _ = self.gru(x)
+        last = y[:, -1] if self.how == "gather" else y[:, -1:].squeeze(1)
+        return torch.softmax(self.fc(last), -1)
+
+
 class Stateful(nn.Module):
     """Initial-state input and final-state output: a two-layer bidirectional GRU."""
 
@@ -179,12 +194,28 @@ def test_keyword_spotter_last_state(tmp_path, opset):
     assert ops(model) == ["conv1d", "relu", "gru", "linear", "softmax"]
     assert model.nodes[0]["dilation"] == 2 and model.nodes[2]["gru"]["num_layers"] == 2
     assert model.inputs[0]["layout"] == "BCT"
-    # h_n[-1] is the top layer's last frame: fixq computes every frame, the ONNX output is the last.
-    assert model.outputs[0]["layout"] == "BTC"
+    # h_n[-1] is the top layer's last frame: the output is that frame, [B, K] as in the ONNX file.
+    assert model.outputs[0]["layout"] == "BC"
     x = torch.randn(3, 8, 13)
     got = model.forward([x.numpy()])[0]
-    assert got.shape == (3, 13, 4)
-    assert max_err(got[:, -1], torch_out(m, (x,))[0]) < TOL
+    assert got.shape == (3, 4)
+    assert max_err(got, torch_out(m, (x,))[0]) < TOL
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+# y[:, -1:].squeeze(1) is not among them: torch 1.13 exports a squeeze of a dynamic axis as If/Equal.
+@pytest.mark.parametrize("how", ["gather"])
+def test_keyword_spotter_last_frame(tmp_path, opset, how):
+    torch.manual_seed(4)
+    m = KwsLastFrame(how)
+    f = export(m, (torch.randn(2, 6, 8),), tmp_path / "kws.onnx", opset, (["x"], ["p"]), {"x": {0: "B", 1: "T"}, "p": {0: "B"}})
+    model = fixq.Model.load_onnx(f)
+    assert ops(model) == ["gru", "linear", "softmax"]
+    assert model.outputs[0]["layout"] == "BC"
+    x = torch.randn(3, 11, 8)
+    got = model.forward([x.numpy()])[0]
+    assert got.shape == (3, 5)
+    assert max_err(got, torch_out(m, (x,))[0]) < TOL
 
 
 @pytest.mark.parametrize("opset", OPSETS)
@@ -311,7 +342,7 @@ TORCH_REFUSALS = [
     ("time_slice", Wrap(lambda x: torch.tanh(x[:, 1:])), (2, 9, 4), "Slice", "slices the time axis"),
     ("merge_bt", Wrap(lambda x, l: l(x.reshape(-1, 4)), nn.Linear(4, 3)), (2, 9, 4), "Reshape",
      "fixq supports reshapes that keep the batch, time and feature axes apart"),
-    ("gather", Wrap(lambda x: torch.tanh(x[:, :, 0])), (2, 9, 4), "Gather", "gathers from the data"),
+    ("gather", Wrap(lambda x: torch.tanh(x[:, :, 0])), (2, 9, 4), "Gather", "Gather of a sequence's last frame only"),
     ("softmax_time", Wrap(lambda x: torch.softmax(x, 1)), (2, 9, 4), "Softmax", "fixq supports Softmax over the features"),
     ("reflect", Wrap(lambda x, c: c(nn.functional.pad(x, (2, 0), mode="reflect")), nn.Conv1d(4, 4, 3)), (2, 4, 9),
      "Pad", "mode 'reflect' is not supported"),
