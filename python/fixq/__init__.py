@@ -40,10 +40,13 @@ from ._fixq import (
     GruQuantParams,
     GruStream,
     Model,
+    ModelStream,
     Observer,
     PackedB,
     QuantizedGru,
     QuantizedGruStream,
+    QuantizedModel,
+    QuantizedModelStream,
     QuantParams,
     QuantScheme,
     __version__,
@@ -107,7 +110,8 @@ def quantize_gru(model, calib, config="int8", scales=None, method="auto", roundi
 
 __all__ = [
     "FixedPointScale", "GruAutoBitsResult", "GruCalibrator", "GruModel", "GruPtq", "GruPtqResult", "GruQuantConfig",
-    "GruQuantParams", "GruStream", "Model", "Observer", "PackedB", "QuantizedGru", "QuantizedGruStream", "QuantParams",
+    "GruQuantParams", "GruStream", "Model", "ModelStream", "Observer", "PackedB", "QuantizedGru", "QuantizedGruStream",
+    "QuantizedModel", "QuantizedModelStream", "QuantParams",
     "QuantScheme", "dequantize", "dequantize_value", "file_kind", "formats", "gemm_f32", "gemm_requant", "gemm_s32",
     "gemm_s64", "gemm_threads", "gru_bits_cost", "gru_ops", "metrics", "minmax_ranges", "params_from_ranges",
     "params_from_tensor", "quantize", "quantize_gru", "quantize_value", "requantize", "round_half_even",
