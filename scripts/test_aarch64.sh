@@ -75,6 +75,16 @@ rm -rf "$logs" && mkdir -p "$logs"
 # The families each emulated CPU has (qemu 7.2).
 declare -A expect=([max]=neon,dotprod,i8mm,armbf16 [cortex-a72]=neon)
 
+# Left out under emulation, with the reason: qemu-user 7.2 aborts when a forked child of a
+# multithreaded process starts a thread (assertion "cpu == current_cpu" in cpu-exec.c,
+# exit 127; a 10-line program with std::thread and fork does the same), which is all that
+# test does. It runs in every x86-64 suite.
+qemu_excluded=ThreadPool.ForkedChildGetsWorkersOfItsOwn
+# --ci also leaves out test_lowp's Exhaustive.* (every float32 pattern into every type,
+# 2^32 scalar encodes per type: past 15 minutes under qemu on this 2-core VM); the full run
+# keeps it, and the x86-64 suite runs it natively.
+[[ $mode == ci ]] && qemu_excluded+=":Exhaustive.*"
+
 # run_suite CPU BINARY [GTEST ARGS...]: one gtest binary under qemu, its log in $logs;
 # FORCE_ISA=<family> runs it with FIXQ_ISA=<family>.
 run_suite() {
@@ -83,7 +93,7 @@ run_suite() {
   local tag=${FORCE_ISA:+ FIXQ_ISA=$FORCE_ISA}
   local log=$logs/$(basename "$bin").$cpu${FORCE_ISA:+.$FORCE_ISA}.log
   if env QEMU_CPU="$cpu" FIXQ_TEST_EXPECT_ISAS="${expect[$cpu]}" ${FORCE_ISA:+FIXQ_ISA=$FORCE_ISA} \
-    "${qemu[@]}" "$bin" --gtest_brief=1 "$@" >"$log" 2>&1; then
+    "${qemu[@]}" "$bin" --gtest_brief=1 --gtest_filter="-$qemu_excluded" "$@" >"$log" 2>&1; then
     echo "ok    $cpu$tag $(basename "$bin"): $(grep -h -E '^\[  PASSED  \]' "$log" | sed 's/\[  PASSED  \] //')$(grep -h -E '^\[  SKIPPED \] [0-9]' "$log" | sed 's/\[  SKIPPED \]/, skipped/')"
   else
     echo "FAIL  $cpu$tag $(basename "$bin") (log: $log)"

@@ -57,7 +57,12 @@ def disassemble(obj, objdump):
             current = m.group(1)
             sections.setdefault(current, [])
         elif current and re.match(r"\s+[0-9a-f]+:\s", line):
-            sections[current].append(line.split(":", 1)[1].strip())
+            ins = line.split(":", 1)[1].strip()
+            # Branch targets ("b.ne d14 <f+0x10>") and comments are not operands: a hex
+            # address such as d14 must not read as a register.
+            ins = re.sub(r"\s*//.*$", "", ins)
+            ins = re.sub(r"\b[0-9a-f]+ <[^>]*>", "", ins)
+            sections[current].append(ins)
     return sections
 
 
