@@ -17,9 +17,15 @@ Example::
     with torch.no_grad():
         y, h = qgru(x)              # as gru(x), through the integer GRU
     qgru.save("gru.fixq")           # readable by `fixq gru run --model gru.fixq`
+
+Whole models: ``quantize_module(module, example, calib, preset="int16")`` exports a user's
+``nn.Module`` to ONNX in a temporary directory (dynamic batch and time axes), imports and
+quantizes it with fixq and returns a :class:`FixqModel` (an ``nn.Module``; ``.stream(batch)``
+steps one frame at a time); ``export_model`` gives the float ``fixq.Model``.
 """
 
 from ._fakequant import FakeQuantGRU
+from ._model_torch import FixqModel, FixqModelStream, export_model, quantize_module
 from ._quantgru import QuantGRU
 
-__all__ = ["QuantGRU", "FakeQuantGRU"]
+__all__ = ["QuantGRU", "FakeQuantGRU", "FixqModel", "FixqModelStream", "export_model", "quantize_module"]

@@ -101,3 +101,26 @@ def test_bad_input_is_value_error(models):
         fixq.QuantizedModel.quantize(model, [bad[:, :2] * 0], preset="int4")
     with pytest.raises(ValueError, match="no calibration batches"):
         fixq.QuantizedModel.quantize(model, [])
+
+
+def test_torch_module_wrapper():
+    import fixq.torch as ft
+    torch.manual_seed(8)
+    m = Net().eval()
+    calib = [torch.randn(4, 25, 10) for _ in range(3)]
+    fm = ft.quantize_module(m, torch.randn(2, 9, 10), calib, preset=None)
+    qm = ft.quantize_module(m, torch.randn(2, 9, 10), calib, preset="int16")
+    x = torch.randn(3, 14, 10)
+    with torch.no_grad():
+        ref = m(x)
+    got, q = fm(x), qm(x)
+    for a, r in zip(got, ref):
+        assert a.shape == r.shape and float((a - r).abs().max()) < 1e-4
+    for a, r in zip(q, got):
+        a, r = a.double().ravel(), r.double().ravel()
+        assert float(a @ r / a.norm() / r.norm()) >= 0.9999
+    s = qm.stream(3)
+    for t in range(14):
+        g, p = s.step(x[:, t])
+        assert torch.equal(g, q[0][:, t])
+    assert torch.equal(p, q[1])

@@ -96,8 +96,9 @@ def test_modules_are_files_with_an_explicit_all(module):
 def test_fixq_torch_exports_both_modules():
     import fixq.torch as ft
 
-    assert ft.__all__ == ["QuantGRU", "FakeQuantGRU"]
+    assert ft.__all__ == ["QuantGRU", "FakeQuantGRU", "FixqModel", "FixqModelStream", "export_model", "quantize_module"]
     assert ft.QuantGRU.__module__ == "fixq._quantgru" and ft.FakeQuantGRU.__module__ == "fixq._fakequant"
+    assert ft.FixqModel.__module__ == "fixq._model_torch"
 
 
 def test_version_is_the_projects():
