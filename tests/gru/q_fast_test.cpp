@@ -12,6 +12,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,10 @@
 
 namespace fixq {
 namespace {
+
+// Whether this build has lane kernels for the fast GRU step (src/gru/int/fast/registry.cpp:
+// the x86-64 families only, so far).
+constexpr bool kFastGruBuilt = std::string_view(FIXQ_TARGET_ARCH) == "x86_64";
 
 
 std::vector<float> random_input(int64_t n, uint32_t seed, float sigma) {
@@ -86,6 +91,7 @@ TEST_P(FastLoop, EqualsReferenceBitForBit) {
         for (float& v : *w) v = v < 0 ? -127.0f / 2048 : 127.0f / 2048;  // 127 LSB of 2^-11 (pow2 or not)
   const QuantizedGru q = quantize(m, c, 12, 4);
   // The fast loop must really run: a test that silently fell back would prove nothing.
+  if (!kFastGruBuilt) GTEST_SKIP() << "the fast GRU step has lane kernels on x86-64 only; this " FIXQ_TARGET_ARCH " build runs the reference loop, which the reference and oracle tests check";
   for (bool v : q.vectorized_cells()) ASSERT_TRUE(v) << c.name << ": a cell has no fast plan";
   if (c.flat) {  // and the int64 accumulators with it: some row's sum can leave int32
     const GruCellConstants k = q.cell_constants(0);
@@ -245,6 +251,7 @@ TEST(FastLoop, LeftShiftRatiosEqualReference) {
 // the loop is called here directly: both directions, with and without lengths, batches
 // whose blocks are 1 to 6 steps, against the reference loop on the same integers.
 TEST(FastLoop, BlocksOfStepsInBothDirectionsEqualReference) {
+  if (!kFastGruBuilt) GTEST_SKIP() << "the fast GRU step has lane kernels on x86-64 only; this " FIXQ_TARGET_ARCH " build runs the reference loop, which the reference and oracle tests check";
   for (int bits : {8, 16}) {
     const Case c{"blocks", 13, 24, 1, false, bits, ScaleKind::PowerOfTwo, CalibMethod::MinMax};
     const GruModel m = gru_test::torch_init_model(c.C, c.H, 1, false, 9);
