@@ -13,6 +13,7 @@ enum class FileKind {
                   // is wrong)
   GruFloat,       // fixq's float GRU model file: safetensors marked "fixq.format": "gru-float"
   GruQuantized,   // a quantized GRU (.fixq): safetensors marked "fixq.format": "gru-quantized"
+  ModelQuantized, // a quantized whole model (.fixq, fixq/model.h): "fixq.format": "model-quantized"
   Gguf,           // a GGUF file: "GGUF"
   EncodedTensor,  // the .bin container of fixq/encoded_file.h: "FIXQPK"
   Onnx,           // an ONNX model: a protobuf starting with field 1 (ir_version, byte 0x08),
@@ -20,7 +21,7 @@ enum class FileKind {
   Unknown,
 };
 
-// "npy", "safetensors", "gru-float", "gru-quantized", "gguf", "encoded-tensor", "onnx",
+// "npy", "safetensors", "gru-float", "gru-quantized", "model-quantized", "gguf", "encoded-tensor", "onnx",
 // "unknown": the tags fixq writes into its own files are the names of their kinds.
 std::string to_string(FileKind kind);
 

@@ -196,10 +196,15 @@ struct Loaded {
 
 Loaded load_any(const std::string& path) {
   Loaded l;
-  if (file_kind(path) == FileKind::Onnx)
+  const FileKind kind = file_kind(path);
+  if (kind == FileKind::Onnx) {
     l.float_model = std::make_unique<Model>(load_model_onnx(path));
-  else
+  } else if (kind == FileKind::ModelQuantized || kind == FileKind::Safetensors) {  // a damaged header: load() says what
     l.quantized = std::make_unique<QuantizedModel>(QuantizedModel::load(path));
+  } else {
+    fail(path, ": is a ", to_string(kind), " file; fixq model reads an ONNX model or a quantized model (",
+         to_string(FileKind::ModelQuantized), ", written by fixq model quantize)");
+  }
   return l;
 }
 

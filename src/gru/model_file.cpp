@@ -96,6 +96,7 @@ GruModel load_gru_float(const std::string& path, const std::string& prefix) {
     case FileKind::Safetensors:
     case FileKind::GruFloat:
     case FileKind::GruQuantized:  // its metadata gets the reader's message
+    case FileKind::ModelQuantized:
       return load_safetensors_model(path, prefix);
     case FileKind::Onnx:
       return load_gru_onnx(path, prefix);

@@ -18,6 +18,7 @@ std::string to_string(FileKind kind) {
     case FileKind::Safetensors: return "safetensors";
     case FileKind::GruFloat: return "gru-float";
     case FileKind::GruQuantized: return "gru-quantized";
+    case FileKind::ModelQuantized: return "model-quantized";
     case FileKind::Gguf: return "gguf";
     case FileKind::EncodedTensor: return "encoded-tensor";
     case FileKind::Onnx: return "onnx";
@@ -35,7 +36,7 @@ FileKind safetensors_kind(const std::string& path) {
     const SafetensorsFile f(path);
     const auto it = f.metadata().find(kFixqFormatKey);
     if (it != f.metadata().end()) {
-      for (FileKind k : {FileKind::GruFloat, FileKind::GruQuantized})
+      for (FileKind k : {FileKind::GruFloat, FileKind::GruQuantized, FileKind::ModelQuantized})
         if (it->second == to_string(k)) return k;
     }
   } catch (const IoError&) {

@@ -132,7 +132,10 @@ head -c 200 "$tmp/m.onnx" >"$tmp/cut.onnx"
 expect_fail "load_model_onnx: $tmp/cut.onnx" "$fixq" model info "$tmp/cut.onnx"
 expect_fail "load_model_onnx" "$fixq" model quantize --model "$tmp/cut.onnx" --calib "$tmp/x.npy" -o "$tmp/bad5.fixq"
 expect_fail "--config" "$fixq" model quantize --model "$tmp/m.onnx" --calib "$tmp/x.npy" --config int4 -o "$tmp/bad6.fixq"
-for f in bad1 bad2 bad3 bad4 bad5.fixq bad6.fixq; do
+# A file that is neither ONNX nor a quantized model is named by its kind (fixq::file_kind).
+expect_fail "is a npy file; fixq model reads an ONNX model or a quantized model (model-quantized" \
+  "$fixq" model run --model "$tmp/x.npy" --input "$tmp/x.npy" -o "$tmp/bad7"
+for f in bad1 bad2 bad3 bad4 bad5.fixq bad6.fixq bad7; do
   [[ ! -e "$tmp/$f" ]] || { echo "model cli: a failed command wrote $f" >&2; exit 1; }
 done
 echo "model cli: ok"

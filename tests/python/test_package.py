@@ -133,3 +133,14 @@ def test_file_kind_tells_files_apart_by_their_bytes(tmp_path):
         "npy", "gguf", "encoded-tensor", "onnx", "unknown"]
     with pytest.raises(FileNotFoundError):
         fixq.file_kind(tmp_path / "missing")
+
+
+def test_file_kind_tells_a_quantized_model(tmp_path):
+    import torch
+    from torch import nn
+    f = tmp_path / "lin.onnx"
+    torch.onnx.export(nn.Sequential(nn.Linear(4, 3), nn.Tanh()), (torch.randn(2, 5, 4),), str(f), opset_version=13,
+                      input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "B", 1: "T"}, "y": {0: "B", 1: "T"}})
+    q = fixq.QuantizedModel.quantize(fixq.Model.load_onnx(f), [np.ones((1, 3, 4), np.float32)])
+    q.save(tmp_path / "m.fixq")
+    assert fixq.file_kind(tmp_path / "m.fixq") == "model-quantized"
