@@ -84,6 +84,10 @@ struct ModelIntState {
 // (conv history = the zero point, GRU states from their inputs), else carried (T = 1 or more).
 void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_t>>& vals, int64_t B, int64_t T,
                    ModelIntState* state);
+// run_int_graph over a whole sequence (state: null), in chunks of frames with the carried
+// state where the graph streams (no bidirectional GRU): the same bits, values kept in cache.
+void run_int_graph_in_chunks(const QuantizedModel::Impl& m, std::vector<std::vector<int32_t>>& vals, int64_t B,
+                             int64_t T);
 // The initial carried state for batch B: conv histories at the zero point, GRU states
 // from the State inputs (internal int32, empty = real 0).
 ModelIntState initial_int_state(const QuantizedModel::Impl& m, const std::vector<std::vector<int32_t>>& state_inputs,

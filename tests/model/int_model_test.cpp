@@ -40,6 +40,9 @@ ModelQuantConfig config(const char* preset, ScaleKind kind) {
   return c;
 }
 
+void expect_stream_equals_forward(const Model& m, const QuantizedModel& q, const std::vector<ModelArray>& in, int64_t B,
+                                  int64_t T);
+
 class QuantizedGraph : public ::testing::TestWithParam<std::tuple<int, const char*, ScaleKind>> {};
 
 TEST_P(QuantizedGraph, CloseToFloatAndStreamsBitForBit) {
@@ -80,7 +83,16 @@ TEST_P(QuantizedGraph, CloseToFloatAndStreamsBitForBit) {
     for (size_t k = 0; k < raw[o].data.size(); ++k)
       ASSERT_EQ(got[o].data[k], dequantize_value(raw[o].data[k], p.scale[k / per_row], p.zero_point[k / per_row]));
   }
-  // The integer stream: every frame equal to the whole-sequence forward.
+  // The integer stream: every frame equal to the whole-sequence forward, over T = 37 (one
+  // pass) and T = 100, which forward runs as two chunks of 85 and 15 frames (kChunkRows = 256
+  // rows at B = 3, int_forward.cpp), each carrying the state the stream carries frame by frame.
+  for (const int64_t Ts : {T, int64_t{100}})
+    expect_stream_equals_forward(m, q, Ts == T ? in : random_inputs(m, B, Ts, 8), B, Ts);
+}
+
+void expect_stream_equals_forward(const Model& m, const QuantizedModel& q, const std::vector<ModelArray>& in, int64_t B,
+                                  int64_t T) {
+  const auto got = q.forward(in);
   std::vector<ModelArray> states;
   for (size_t i = 0; i < m.inputs.size(); ++i)
     states.push_back(m.values[static_cast<size_t>(m.inputs[i])].kind == ValueKind::State ? in[i] : ModelArray{});
