@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh) and runs the whole test suite.
 #   scripts/test.sh             Release build in build/
+#   scripts/test.sh --aarch64   the aarch64 cross build and its suite under qemu
+#                               (scripts/test_aarch64.sh, which takes its own options after it)
 #   scripts/test.sh --sanitize  ASan + UBSan build in build-sanitize/ with clang (benchmarks not
 #                               built), which also builds the libFuzzer targets that
 #                               `scripts/fuzz.sh --ci` then runs from the same objects
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ ${1:-} == --aarch64 ]]; then exec bash scripts/test_aarch64.sh "${@:2}"; fi
 
 if [[ ${1:-} == --sanitize ]]; then
   export FIXQ_BUILD_DIR=build-sanitize
