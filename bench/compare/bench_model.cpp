@@ -28,10 +28,6 @@
 #include "fixq/model.h"
 #include "fixq/npy.h"
 
-#ifndef FIXQ_BENCH_PEERS_DIR
-#define FIXQ_BENCH_PEERS_DIR ""
-#endif
-
 namespace fixq::bench {
 
 namespace {
@@ -196,9 +192,18 @@ void run_peer(const std::string& name, const std::string& command) {
                 last.empty() ? "" : ": ", last.c_str());
 }
 
+// FIXQ_BENCH_PEERS, else share/fixq/peers beside this executable's bin/ (bench/compare/
+// CMakeLists.txt: the build's links to bench/peers, an install's holds a copy); empty when
+// the executable's folder cannot be read.
 std::string peers_dir() {
   const char* e = std::getenv("FIXQ_BENCH_PEERS");
-  return e != nullptr && *e != '\0' ? e : FIXQ_BENCH_PEERS_DIR;
+  if (e != nullptr && *e != '\0') return e;
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return "";
+  std::string dir(exe, static_cast<size_t>(n));
+  dir = dir.substr(0, dir.rfind('/'));  // bin/
+  return dir.substr(0, dir.rfind('/')) + "/share/fixq/peers";
 }
 
 }  // namespace
