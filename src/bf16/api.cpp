@@ -58,7 +58,8 @@ PackedB PackedB::pack(const uint16_t* b, int64_t n, int64_t k, int64_t ldb) {
   p.k_ = k;
   const int64_t panels = (n + kPanel - 1) / kPanel, pairs = p.k_pairs();
   p.data_.assign(static_cast<std::size_t>(panels * pairs * kPanel), 0u);
-  for (int64_t r = 0; r < n; ++r) {
+  // k = 0 has no pairs to pack, and its rows need not exist (b may be null: no offset then).
+  for (int64_t r = 0; r < n && pairs > 0; ++r) {
     const uint16_t* row = b + r * ldb;
     uint32_t* out = p.data_.data() + static_cast<std::size_t>(r / kPanel * pairs * kPanel + r % kPanel);
     for (int64_t q = 0; q < pairs; ++q) out[q * kPanel] = bf16_detail::pair_at(row, k, q);

@@ -12,7 +12,14 @@ namespace fixq::gguf {
 
 namespace {
 
-detail::FormatKernels active_kernels(Type type) { return detail::active_kernels(type); }
+// Each operation walks the registry for its own kernel only: once per call, and the
+// registry's trace (last_picked, which the kernel report's test reads) is then that kernel's
+// family. (detail::active_kernels picks all four, the last being matvec's.)
+template <class Get>
+auto kernel_of(Get get) {
+  return detail::registry().pick(get).kernel;
+}
+std::size_t index_of(Type type) { return static_cast<std::size_t>(type); }
 
 int64_t first_nonfinite(const float* x, int64_t n) {
   return detail::registry().pick([](const detail::GgufKernels& k) { return k.first_nonfinite; }).kernel(x, n);
@@ -60,7 +67,8 @@ void quantize(Type type, const float* x, int64_t n, std::byte* out) {
   if (bad >= 0)
     fail("quantize to ", t.name, ": element ", bad, " (in block ", bad / t.block_elems, ") is ", describe(x[bad]),
          "; ggml's formats hold finite values only");
-  active_kernels(type).quantize(x, n / t.block_elems, out);
+  const std::size_t i = index_of(type);
+  kernel_of([i](const detail::GgufKernels& k) { return k.format[i].quantize; })(x, n / t.block_elems, out);
 }
 
 std::vector<std::byte> quantize(Type type, std::span<const float> x) {
@@ -74,7 +82,9 @@ void dequantize(Type type, std::span<const std::byte> packed, float* out) {
   const int64_t n = packed_elements(type, packed.size());
   if (n == 0) return;
   require(out != nullptr, "dequantize ", traits(type).name, ": null output for ", n, " elements");
-  active_kernels(type).dequantize(packed.data(), n / traits(type).block_elems, out);
+  const std::size_t i = index_of(type);
+  kernel_of([i](const detail::GgufKernels& k) { return k.format[i].dequantize; })(packed.data(), n / traits(type).block_elems,
+                                                                                  out);
 }
 
 std::vector<float> dequantize(Type type, std::span<const std::byte> packed) {
@@ -108,7 +118,8 @@ float dot(Type type, std::span<const std::byte> x, std::span<const std::byte> y)
     fail("dot ", t.name, " . ", ty.name, ": ", nx, " elements (", x.size(), " bytes) against ", ny, " (", y.size(),
          " bytes)");
   if (nx == 0) return 0.0f;
-  return active_kernels(type).dot(x.data(), y.data(), nx / t.block_elems);
+  const std::size_t i = index_of(type);
+  return kernel_of([i](const detail::GgufKernels& k) { return k.format[i].dot; })(x.data(), y.data(), nx / t.block_elems);
 }
 
 void matvec(Type type, std::span<const std::byte> x, int64_t rows, std::span<const std::byte> y, float* out) {
@@ -131,13 +142,14 @@ void matvec(Type type, std::span<const std::byte> x, int64_t rows, std::span<con
     std::fill(out, out + rows, 0.0f);
     return;
   }
-  const detail::FormatKernels k = active_kernels(type);
+  const std::size_t i = index_of(type);
   const int64_t blocks = n / t.block_elems;
-  if (k.matvec != nullptr) {
-    k.matvec(x.data(), rows, blocks, y.data(), out);
+  if (const auto mv = detail::registry().find([i](const detail::GgufKernels& k) { return k.format[i].matvec; }).kernel) {
+    mv(x.data(), rows, blocks, y.data(), out);
     return;
   }
-  for (int64_t r = 0; r < rows; ++r) out[r] = k.dot(x.data() + static_cast<std::size_t>(r) * row_bytes, y.data(), blocks);
+  const auto dot = kernel_of([i](const detail::GgufKernels& k) { return k.format[i].dot; });
+  for (int64_t r = 0; r < rows; ++r) out[r] = dot(x.data() + static_cast<std::size_t>(r) * row_bytes, y.data(), blocks);
 }
 
 std::vector<float> matvec(Type type, std::span<const std::byte> x, int64_t rows, std::span<const std::byte> y) {

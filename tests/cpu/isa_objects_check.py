@@ -76,10 +76,34 @@ def disassemble(obj, objdump):
     return sections
 
 
+def local_symbols(obj):
+    """Names of the object's symbols of LOCAL binding."""
+    out = subprocess.run(["readelf", "-s", "-W", obj], check=True, capture_output=True, text=True).stdout
+    names = set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[4] == "LOCAL":
+            names.add(f[7])
+    return names
+
+
 def comdat_sections(obj, objdump):
-    """Executable sections that belong to COMDAT groups (vague linkage)."""
+    """Executable sections that belong to COMDAT groups (vague linkage). Other section
+    groups, and COMDAT groups keyed by a symbol of LOCAL binding, are never merged with
+    another file's: clang's coverage instrumentation (-fsanitize=fuzzer-no-link) puts every
+    function of internal linkage in such a group with its __sancov sections."""
     out = subprocess.run(["readelf", "-g", "-W", obj], check=True, capture_output=True, text=True).stdout
-    return {m.group(1) for m in re.finditer(r"^\s+\[\s*\d+\]\s+(\.text\S*)", out, re.M)}
+    local = local_symbols(obj)
+    sections, shared = set(), True
+    for line in out.splitlines():
+        g = re.match(r"^\s*(COMDAT )?group section \[\s*\d+\] `[^']*' \[([^\]]+)\]", line)
+        if g:
+            shared = g.group(1) is not None and g.group(2) not in local
+            continue
+        m = re.match(r"^\s+\[\s*\d+\]\s+(\.text\S*)", line)
+        if m and shared:
+            sections.add(m.group(1))
+    return sections
 
 
 def classes_of(instructions):

@@ -98,6 +98,11 @@ struct FloatGruLanes {
 
   static void matmul(const float* a, int64_t lda, int64_t m, const float* packed, int64_t n, int64_t k, float* out,
                      int64_t ldo, bool reverse_columns) {
+    if (k == 0) {  // every dot is the empty chain's +0, and `packed` may be null (no offset from it then)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) out[i * ldo + j] = 0.0f;
+      return;
+    }
     const int64_t padded = (n + kPanel - 1) / kPanel * kPanel, stride = k * kPanel;
     // Where column c's vector lies in the k-row 0 of its panel.
     const auto column = [&](int64_t c) { return packed + c / kPanel * stride + c % kPanel; };

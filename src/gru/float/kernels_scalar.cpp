@@ -42,7 +42,11 @@ void pack(const float* w, int64_t n, int64_t k, float* packed) {
 // The definition: the column order, a matter of cache only, is the vector kernels' own.
 void matmul(const float* a, int64_t lda, int64_t m, const float* packed, int64_t n, int64_t k, float* out,
             int64_t ldo, bool /*reverse_columns*/) {
-  for (int64_t i = 0; i < m; ++i)
+  // k = 0: every dot is the empty chain's +0, and `packed` may be null (no offset from it then).
+  const bool empty = k == 0;
+  for (int64_t i = 0; i < m && empty; ++i)
+    for (int64_t j = 0; j < n; ++j) out[i * ldo + j] = 0.0f;
+  for (int64_t i = 0; i < m && !empty; ++i)
     for (int64_t j = 0; j < n; ++j) out[i * ldo + j] = strided_dot(packed + (j / kPanel) * k * kPanel + j % kPanel, kPanel, a + i * lda, k);
 }
 
