@@ -33,12 +33,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "fixq/arith.h"
 #include "fixq/calib.h"
 #include "fixq/gru.h"
+#include "fixq/gru_ptq.h"
 #include "fixq/tensor.h"
 
 namespace fixq {
@@ -164,14 +166,34 @@ class ModelStream {
   std::unique_ptr<Impl> impl_;
 };
 
-// How a model is quantized. preset "int8": 8-bit activations and weights; "int16": 16-bit
-// activations, 8-bit weights (TFLite's 16x8). Scales all powers of two or all fixed-point
-// multipliers. The observer picks every value's range (per tensor); GRUs run their own
-// post-training quantization (GRU PTQ+ defaults, fixq/gru_ptq.h) on their float inputs.
+// How a model is quantized (docs/spec.md 10.2). preset "int8": 8-bit activations and
+// weights; "int16": 16-bit activations, 8-bit weights (TFLite's 16x8); "auto": per operator
+// 8 or 16 bits, the cheapest assignment found that reaches target_cosine on the
+// calibration data (below). Weights are int8 in all three. Scales all powers of two or all
+// fixed-point multipliers. GRUs run their own post-training quantization (GRU PTQ+
+// defaults, fixq/gru_ptq.h) on their float inputs; every other operator gets the same
+// three steps:
+//   rounding          Linear and Conv1d weights rounded by GPTQ against their float inputs'
+//                     second moments (each row keeps the better of GPTQ and nearest), or
+//                     to nearest;
+//   bias_correction   the weight rounding's expected output error, (W_q - W) E[x], taken
+//                     off the bias (a Linear / Conv1d without one gets one);
+//   range_search      every free range (graph inputs, Linear, Conv1d, Add, Mul, Concat
+//                     outputs) chosen by the error of the model's outputs on the
+//                     calibration data, starting from the observer's ranges; off, the
+//                     observer's ranges are used as they are.
+// auto: every operator starts at 8 bits; the operator whose promotion to 16 bits raises
+// the least output cosine most per unit of work added is promoted, one at a time, until
+// the target is met; then every promotion the target does not need is dropped again.
 struct ModelQuantConfig {
   std::string preset = "int8";
   ScaleKind scales = ScaleKind::PowerOfTwo;
-  ObserverConfig observer;
+  ObserverConfig observer;  // per tensor: the ranges the search starts from
+  WeightRounding rounding = WeightRounding::Gptq;
+  bool bias_correction = true;
+  bool range_search = true;
+  int search_sweeps = 3;          // coordinate-descent passes over the ranges, at most (0: none)
+  double target_cosine = 0.9999;  // auto: the least cosine of every output, in (0, 1]
   void validate() const;  // throws fixq::Error naming the field
 };
 
@@ -200,12 +222,19 @@ struct ModelValueQuant {
 struct QuantizedModelInfo {
   std::string preset;
   ScaleKind scales = ScaleKind::PowerOfTwo;
+  int gemm_bits = 8;  // the integers Linear and Conv1d run on (auto: 16 where any of theirs is 16-bit)
+  int64_t work = 0;   // per frame and batch item: MACs and values, 16-bit ones twice (docs/spec.md 10.2)
+  // From quantize() only (a loaded model has none): the least output cosine on the
+  // calibration data, and per value how its range was chosen ("" where it is fixed).
+  std::optional<double> calib_cosine;
+  std::vector<std::string> range_choice;
   std::vector<ModelValueQuant> values;   // per value of the graph, Model::values' order
   std::vector<int> inputs, outputs;      // graph inputs and outputs, value indices
   struct Op {
     std::string name;                    // the node's name
     ModelOp op = ModelOp::Linear;
     int weight_bits = 0;                 // Linear, Conv1d: 8; Gru: its W bits; else 0
+    int bits = 8;                        // its output's bits (a GRU's: its h bits)
     std::vector<int> inputs, outputs;    // value indices, as the node's
     std::string detail;                  // one line: scales, tables, the GRU's config
   };
@@ -238,7 +267,8 @@ class QuantizedModel {
   // The graph as it was quantized (weights float, as given).
   const Model& model() const;
 
-  // The file: safetensors, "fixq.format": "model-quantized", "fixq.version": "1"; the graph
+  // The file: safetensors, "fixq.format": "model-quantized", "fixq.version": "1" (int8,
+  // int16) or "2" (auto: every value's bits its own; docs/spec.md 10.6); the graph
   // and every value's parameters as JSON in the metadata, every integer weight, bias,
   // scale and table as a tensor. load() refuses every corrupt or truncated file with one
   // fixq::Error naming it.

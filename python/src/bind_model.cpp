@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "fixq/gru_ptq.h"
 #include "fixq/model.h"
 
 namespace fixq::py {
@@ -128,6 +129,9 @@ pyb::dict info_dict(const QuantizedModel& q) {
   pyb::dict d;
   d["preset"] = info.preset;
   d["scales"] = to_string(info.scales);
+  d["gemm_bits"] = info.gemm_bits;
+  d["work"] = info.work;
+  d["calib_cosine"] = info.calib_cosine ? pyb::object(pyb::float_(*info.calib_cosine)) : pyb::object(pyb::none());
   pyb::list values;
   for (const ModelValueQuant& v : info.values) {
     pyb::dict e;
@@ -147,6 +151,7 @@ pyb::dict info_dict(const QuantizedModel& q) {
     e["name"] = o.name;
     e["op"] = to_string(o.op);
     e["weight_bits"] = o.weight_bits;
+    e["bits"] = o.bits;
     e["inputs"] = names(m, o.inputs);
     e["outputs"] = names(m, o.outputs);
     e["detail"] = o.detail;
@@ -158,7 +163,8 @@ pyb::dict info_dict(const QuantizedModel& q) {
 }
 
 QuantizedModel quantize_model(const Model& model, const pyb::list& calib, const std::string& preset, const std::string& scales,
-                              const std::string& method) {
+                              const std::string& method, bool range_search, const std::string& rounding, bool bias_correction,
+                              double target_cosine) {
   if (calib.size() == 0) fail("QuantizedModel.quantize: no calibration batches");
   std::vector<std::vector<ModelArray>> batches;
   for (std::size_t b = 0; b < calib.size(); ++b) {
@@ -176,6 +182,10 @@ QuantizedModel quantize_model(const Model& model, const pyb::list& calib, const 
   c.preset = preset;
   c.scales = parse_scale_kind(scales, "scales");
   c.observer.method = parse_calib_method(method);
+  c.range_search = range_search;
+  c.rounding = parse_weight_rounding(rounding);
+  c.bias_correction = bias_correction;
+  c.target_cosine = target_cosine;
   return QuantizedModel::quantize(model, batches, c);
 }
 
@@ -258,10 +268,15 @@ void bind_model(pyb::module_& m) {
   pyb::class_<QuantizedModel>(m, "QuantizedModel",
                               "The integer model (fixq/model.h): int8 or int16 activations, every operator in integers.")
       .def_static("quantize", &quantize_model, "model"_a, "calib"_a, "preset"_a = "int8", "scales"_a = "pow2",
-                  "method"_a = "minmax",
+                  "method"_a = "minmax", "range_search"_a = true, "rounding"_a = "gptq", "bias_correction"_a = true,
+                  "target_cosine"_a = 0.9999,
                   "Calibrates on calib (a list of batches, each a list of arrays, one per graph input as Model.forward\n"
-                  "takes, or one array for a one-input model) and builds the integer model. preset: 'int8' | 'int16';\n"
-                  "scales: 'pow2' | 'multiplier'; method: the observer ('minmax', 'ema', 'percentile', 'mse', ...).")
+                  "takes, or one array for a one-input model) and builds the integer model. preset: 'int8' | 'int16' |\n"
+                  "'auto' (8 or 16 bits per operator, the cheapest found that reaches target_cosine on calib);\n"
+                  "scales: 'pow2' | 'multiplier'; method: the observer ('minmax', 'ema', 'percentile', 'mse'), the\n"
+                  "ranges the search by output error starts from (range_search=False: the ranges as observed);\n"
+                  "rounding: Linear / Conv1d weights 'gptq' | 'nearest'; bias_correction: the rounding's mean error\n"
+                  "taken off their biases.")
       .def(
           "forward",
           [](const QuantizedModel& q, const pyb::list& inputs) {

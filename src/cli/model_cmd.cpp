@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "fixq/arith.h"
 #include "fixq/error.h"
 #include "fixq/file_kind.h"
+#include "fixq/gru_ptq.h"
 #include "fixq/metrics.h"
 #include "fixq/model.h"
 #include "fixq/npy.h"
@@ -24,7 +26,9 @@ namespace fixq::cli {
 namespace {
 
 struct Options {
-  std::string model, float_model, out, config = "int8", scales = "pow2";
+  std::string model, float_model, out, config = "int8", scales = "pow2", method = "auto", rounding = "gptq";
+  double target_cosine = 0.9999;
+  bool target_given = false, no_bias_correction = false;
   std::vector<std::string> inputs;  // PATH, or NAME=PATH once per graph input
   bool frames = false, raw = false;
 };
@@ -330,16 +334,37 @@ void run_cmd(const Options& o) {
 }
 
 void quantize_cmd(const Options& o) {
-  const Model m = load_model_onnx(o.model);
   ModelQuantConfig cfg;
   cfg.preset = o.config;
   cfg.scales = parse_scale_kind(o.scales, "--scales");
+  // --method auto: ranges by output error from the min/max observer; a method: its ranges as they are.
+  const std::optional<CalibMethod> method = parse_range_method(o.method, "--method");
+  cfg.range_search = !method;
+  cfg.observer.method = method.value_or(CalibMethod::MinMax);
+  cfg.rounding = parse_weight_rounding(o.rounding);
+  cfg.bias_correction = !o.no_bias_correction;
+  require(!o.target_given || o.config == "auto", "--target-cosine needs --config auto");
+  cfg.target_cosine = o.target_cosine;
   cfg.validate();
+  const Model m = load_model_onnx(o.model);
   const std::vector<ModelArray> calib = floats_of(read_inputs(m, o.inputs, "--calib"));
   const QuantizedModel q = QuantizedModel::quantize(m, {calib}, cfg);
+  const QuantizedModelInfo info = q.info();
+  if (o.config == "auto") {
+    std::string wide;
+    for (const QuantizedModelInfo::Op& op : info.ops)
+      if (op.bits > 8) wide += (wide.empty() ? "" : ", ") + op.name;
+    for (const int v : info.inputs)
+      if (info.values[static_cast<size_t>(v)].bits > 8) wide += (wide.empty() ? "input " : ", input ") + info.values[static_cast<size_t>(v)].name;
+    std::printf("auto: output cosine %.6f on the calibration data (target %.6f%s); 16-bit: %s; GEMMs int%d\n",
+                *info.calib_cosine, cfg.target_cosine,
+                *info.calib_cosine >= cfg.target_cosine ? ", met" : ", NOT met",
+                wide.empty() ? "none" : wide.c_str(), info.gemm_bits);
+  }
   q.save(o.out);
-  std::printf("%s: %zu operators quantized (%s, %s scales) -> %s\n", o.model.c_str(), m.nodes.size(), o.config.c_str(),
-              to_string(cfg.scales).c_str(), o.out.c_str());
+  std::printf("%s: %zu operators quantized (%s, %s scales, output cosine %.6f on the calibration data) -> %s\n",
+              o.model.c_str(), m.nodes.size(), o.config.c_str(), to_string(cfg.scales).c_str(), *info.calib_cosine,
+              o.out.c_str());
 }
 
 void eval_cmd(const Options& o) {
@@ -410,17 +435,35 @@ void register_model(CLI::App& app) {
   CLI::App* qc = cmd->add_subcommand("quantize", "Calibrate an ONNX model and write the integer model");
   qc->add_option("--model", q->model, "float model .onnx")->required()->check(CLI::ExistingFile);
   qc->add_option("--calib", q->inputs, std::string("calibration inputs: ") + kInputHelp)->required();
-  qc->add_option("--config", q->config, "int8 or int16 (16-bit activations, 8-bit weights)")
+  qc->add_option("--config", q->config,
+                 "int8, int16 (16-bit activations, 8-bit weights) or auto (8 or 16 bits per operator, the fewest 16 "
+                 "that reach --target-cosine)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"int8", "int16"}));
+      ->check(CLI::IsMember({"int8", "int16", "auto"}));
   qc->add_option("--scales", q->scales, "pow2 (shifts only) or multiplier")->capture_default_str();
+  CLI::Option* target = qc->add_option("--target-cosine", q->target_cosine,
+                                       "--config auto: the least output cosine to reach on the calibration data, in (0, 1]")
+                            ->capture_default_str();
+  qc->add_option("--method", q->method,
+                 "ranges: auto (chosen by the outputs' error on the calibration data, from min/max), or one of minmax, "
+                 "ema, percentile, mse for every value as observed")
+      ->capture_default_str();
+  qc->add_option("--rounding", q->rounding, "Linear / Conv1d weights: gptq (against the calibration inputs) or nearest")
+      ->capture_default_str();
+  qc->add_flag("--no-bias-correction", q->no_bias_correction,
+               "keep the Linear / Conv1d biases (by default the weight rounding's mean output error is taken off them)");
   qc->add_option("-o,--output", q->out, "quantized model (.fixq)")->required();
-  qc->footer("Calibrates every value's range on the float model's run over the --calib inputs (GRUs run their own\n"
-             "post-training quantization) and writes the integer model.\n"
+  qc->footer("Calibrates on the float model's run over the --calib inputs (GRUs run their own post-training\n"
+             "quantization; Linear and Conv1d weights GPTQ with bias correction; every other range chosen by the\n"
+             "outputs' error) and writes the integer model.\n"
              "Example (m.onnx and x.npy as made in `fixq model --help`):\n"
              "  build/bin/fixq model quantize --model m.onnx --calib x.npy --config int16 --scales multiplier -o m16.fixq\n"
+             "  build/bin/fixq model quantize --model m.onnx --calib x=x.npy --config auto --target-cosine 0.9999 -o ma.fixq\n"
              "  build/bin/fixq model quantize --model m.onnx --calib x=x.npy -o m.fixq");
-  qc->callback([q] { quantize_cmd(*q); });
+  qc->callback([q, target] {
+    q->target_given = target->count() > 0;
+    quantize_cmd(*q);
+  });
 
   auto r = std::make_shared<Options>();
   CLI::App* rc = cmd->add_subcommand("run", "Run a float (.onnx) or quantized (.fixq) model");

@@ -1,8 +1,12 @@
-// The quantized model file, "model-quantized" version 1: safetensors whose metadata holds
+// The quantized model file, "model-quantized" version 1 or 2: safetensors whose metadata holds
 // the graph (file_json.cpp) and whose tensors hold every value's scale and zero point and
 // every node's integers: weights, biases, weight scales, tables, and each GRU as the GRU
 // file stores it (docs/spec.md 10.6). load() rebuilds the model through the same
 // assemble() as quantize(), the tables as stored, so a loaded model is the saved one.
+// Version 2 is the preset "auto": the same fields, every value's and every GRU's bits its
+// own (a version 1 file has its preset's everywhere). Files of int8 and int16 models are
+// still written as version 1, so that fixq versions before "auto" read them.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -11,6 +15,7 @@
 #include "gru/int/model.h"
 #include "io/fixq_files.h"
 #include "model/file_json.h"
+#include "model/quant_state.h"
 #include "model/quantized.h"
 
 namespace fixq {
@@ -20,7 +25,8 @@ using namespace model_detail;
 namespace {
 
 constexpr const char* kFormat = "model-quantized";
-constexpr const char* kVersion = "1";
+constexpr const char* kVersion = "1";      // int8, int16
+constexpr const char* kVersionAuto = "2";  // auto
 constexpr const char* kGruTables[3] = {"sig_z", "sig_r", "tanh_g"};
 
 std::string value_name(size_t v, const char* what) { return "value" + std::to_string(v) + "." + what; }
@@ -79,8 +85,8 @@ std::vector<float> dequantized_rows(const std::vector<int32_t>& q, const std::ve
 }
 
 // The GRU of node n from its tensors, and its float graph model (the integers dequantized).
-void load_gru(const SafetensorsFile& f, size_t n, const GruMeta& meta, const GruQuantConfig& want_cfg, ModelNode& node,
-              QNode& q) {
+void load_gru(const SafetensorsFile& f, size_t n, const GruMeta& meta, const std::vector<GruQuantConfig>& allowed,
+              ModelNode& node, QNode& q) {
   auto impl = std::make_unique<QuantizedGru::Impl>();
   impl->params = meta.params;
   impl->input_size = meta.input_size;
@@ -89,8 +95,9 @@ void load_gru(const SafetensorsFile& f, size_t n, const GruMeta& meta, const Gru
   impl->bidirectional = meta.bidirectional;
   impl->cell_kind = meta.cell;
   const GruQuantConfig& cfg = impl->params.config;
-  require(cfg.bits == want_cfg.bits && cfg.scale_kind == want_cfg.scale_kind, "GRU '", node.name,
-          "': its configuration is not the model's preset");
+  require(std::any_of(allowed.begin(), allowed.end(),
+                      [&](const GruQuantConfig& c) { return cfg.bits == c.bits && cfg.scale_kind == c.scale_kind; }),
+          "GRU '", node.name, "': its configuration is not the model's preset");
   const int D = impl->directions();
   const size_t cells = static_cast<size_t>(impl->num_layers * D);
   require(impl->params.cells.size() == cells, "GRU '", node.name, "': parameters describe ", impl->params.cells.size(),
@@ -175,13 +182,17 @@ QuantizedModel::Impl load_impl(const std::string& path) {
   require(format != meta.end() && format->second == kFormat, "not a fixq quantized model (metadata 'fixq.format' must be '",
           kFormat, "')");
   const auto version = meta.find("fixq.version");
-  require(version != meta.end() && version->second == kVersion, "file version '",
-          version == meta.end() ? std::string("(none)") : version->second, "' is not one this fixq reads (", kVersion, ")");
+  require(version != meta.end() && (version->second == kVersion || version->second == kVersionAuto), "file version '",
+          version == meta.end() ? std::string("(none)") : version->second, "' is not one this fixq reads (", kVersion, ", ",
+          kVersionAuto, ")");
   const auto graph = meta.find("graph");
   require(graph != meta.end(), "metadata lacks 'graph'");
   QuantizedModel::Impl m;
   std::vector<GruMeta> gru_meta;
   graph_from_json(graph->second, m, gru_meta);
+  const bool is_auto = m.preset == "auto";
+  require(is_auto == (version->second == kVersionAuto), "file version ", version->second, " cannot hold preset '", m.preset,
+          "' (auto: version ", kVersionAuto, "; int8, int16: version ", kVersion, ")");
   // Every value's parameters.
   for (size_t v = 0; v < m.model.values.size(); ++v) {
     const ModelValue& mv = m.model.values[v];
@@ -193,7 +204,7 @@ QuantizedModel::Impl load_impl(const std::string& path) {
     const std::vector<float> scale = f.read_f32(value_name(v, "scale"));
     q.scale = scale;
     q.zero_point = f.read_i32(value_name(v, "zero_point"));
-    if (mv.kind == ValueKind::Sequence)
+    if (mv.kind == ValueKind::Sequence && !is_auto)
       require(q.bits == m.bits, "value '", mv.name, "' has ", q.bits, " bits; the preset's activations have ", m.bits);
     for (size_t r = 0; r < q.scale.size(); ++r) {
       require(std::isnormal(q.scale[r]) && q.scale[r] > 0.0f && std::isfinite(q.scale[r] * 131072.0f), "value '", mv.name,
@@ -207,7 +218,10 @@ QuantizedModel::Impl load_impl(const std::string& path) {
     }
   }
   // Every node's integers; the float graph from them.
-  const GruQuantConfig gru_cfg = GruQuantConfig::base(m.preset, m.scales, "preset");
+  // A GRU's config: its preset's; under auto, int8's or int16's.
+  std::vector<GruQuantConfig> gru_cfg;
+  for (const char* p : {"int8", "int16"})
+    if (is_auto || m.preset == p) gru_cfg.push_back(GruQuantConfig::base(p, m.scales, "preset"));
   m.qn.assign(m.model.nodes.size(), {});
   std::vector<std::vector<int32_t>> tables(m.model.nodes.size());
   for (size_t n = 0; n < m.model.nodes.size(); ++n) {
@@ -235,6 +249,11 @@ QuantizedModel::Impl load_impl(const std::string& path) {
     if (node.op == ModelOp::Gru) load_gru(f, n, gru_meta[n], gru_cfg, node, q);
   }
   m.model.validate();
+  if (is_auto) {  // the GEMMs' width, from the values' bits as quantize() chose it
+    std::vector<int> bits;
+    for (const ModelValueQuant& q : m.vq) bits.push_back(q.bits);
+    m.bits = model_gemm_bits(m.model, bits);
+  }
   // The float biases from the integer ones (after validate(): the input values exist).
   for (size_t n = 0; n < m.model.nodes.size(); ++n) {
     ModelNode& node = m.model.nodes[n];
@@ -300,7 +319,9 @@ void QuantizedModel::save(const std::string& path) const {
     }
   }
   save_safetensors(path, w.views,
-                   {{kFixqFormatKey, kFormat}, {"fixq.version", kVersion}, {"graph", graph_to_json(m)}});
+                   {{kFixqFormatKey, kFormat},
+                    {"fixq.version", m.preset == "auto" ? kVersionAuto : kVersion},
+                    {"graph", graph_to_json(m)}});
 }
 
 QuantizedModel QuantizedModel::load(const std::string& path) {

@@ -105,8 +105,9 @@ void graph_from_json(const std::string& text, QuantizedModel::Impl& m, std::vect
   require(j.is_object(), "the graph must be a JSON object");
   require(get_int(j, "version", 0, INT32_MAX, "the graph") == kGraphVersion, "the graph's version must be ", kGraphVersion);
   m.preset = get_string(j, "preset", "the graph");
-  require(m.preset == "int8" || m.preset == "int16", "the graph's preset must be int8 or int16, got '", m.preset, "'");
-  m.bits = m.preset == "int16" ? 16 : 8;
+  require(m.preset == "int8" || m.preset == "int16" || m.preset == "auto",
+          "the graph's preset must be int8, int16 or auto, got '", m.preset, "'");
+  m.bits = m.preset == "int16" ? 16 : 8;  // auto: from the values' bits once the graph is checked (file.cpp)
   m.scales = parse_scale_kind(get_string(j, "scales", "the graph"), "the graph's scales");
   const auto values = j.find("values");
   require(values != j.end() && values->is_array() && !values->empty() && static_cast<int64_t>(values->size()) <= kMaxCount,

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "gru/int/model.h"
+#include "model/quant_state.h"
 #include "model/quantized.h"
 
 namespace fixq {
@@ -23,15 +24,20 @@ QuantizedModelInfo QuantizedModel::info() const {
   QuantizedModelInfo info;
   info.preset = m.preset;
   info.scales = m.scales;
+  info.gemm_bits = m.bits;
+  info.work = model_detail::model_work(m);
+  info.calib_cosine = m.calib_cosine;
+  info.range_choice = m.range_choice;
   info.values = m.vq;
   info.inputs = m.model.inputs;
   info.outputs = m.model.outputs;
   for (size_t n = 0; n < m.model.nodes.size(); ++n) {
     const ModelNode& node = m.model.nodes[n];
     const model_detail::QNode& q = m.qn[n];
-    QuantizedModelInfo::Op op{node.name, node.op, 0, node.inputs, node.outputs, ""};
+    const auto y = static_cast<size_t>(node.outputs[0]);
+    QuantizedModelInfo::Op op{node.name, node.op, 0, m.vq[y].bits, node.inputs, node.outputs, ""};
     std::ostringstream d;
-    d << "out " << params_text(m.vq[static_cast<size_t>(node.outputs[0])]);
+    d << "out " << params_text(m.vq[y]);
     switch (node.op) {
       case ModelOp::Linear:
       case ModelOp::Conv1d: {
@@ -67,7 +73,9 @@ QuantizedModelInfo QuantizedModel::info() const {
 
 std::string QuantizedModelInfo::to_string() const {
   std::ostringstream s;
-  s << "preset " << preset << ", scales " << fixq::to_string(scales) << "\n";
+  // What the file holds only: a loaded model's table is the saved one's.
+  s << "preset " << preset << ", scales " << fixq::to_string(scales) << ", GEMMs int" << gemm_bits << ", work " << work
+    << " per frame\n";
   auto io = [&](const char* what, int v) {
     const ModelValueQuant& q = values[static_cast<size_t>(v)];
     s << what << " " << q.name << ": " << params_text(q) << "\n";

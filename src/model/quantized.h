@@ -56,9 +56,13 @@ struct QuantizedModel::Impl {
   Model model;
   std::string preset = "int8";
   ScaleKind scales = ScaleKind::PowerOfTwo;
-  int bits = 8;  // every activation
+  int bits = 8;  // int8, int16: every activation; auto: the GEMMs' integers (quant_state.h, model_gemm_bits)
   std::vector<ModelValueQuant> vq;  // per value
   std::vector<model_detail::QNode> qn;  // per node
+  // From quantize() only (not in the file): how each value's range was chosen, and the
+  // least output cosine on the calibration data.
+  std::vector<std::string> range_choice;
+  std::optional<double> calib_cosine;
 
   // The parameters of value v (row `row` of a State) as QuantParams of `bits` bits.
   QuantParams params(int v, size_t row = 0) const;

@@ -161,10 +161,13 @@ TEST(ModelFile, MetadataErrorsSayWhat) {
     return out;
   };
   expect_error_naming_file(with("model-quantized", "model-quantizer"), "not a fixq quantized model");
-  expect_error_naming_file(with("\"fixq.version\":\"1\"", "\"fixq.version\":\"2\""), "file version '2'");
+  expect_error_naming_file(with("\"fixq.version\":\"1\"", "\"fixq.version\":\"3\""), "file version '3'");
+  // Version 2 is the preset auto's (docs/spec.md 10.6): an int8 model claiming it is refused.
+  expect_error_naming_file(with("\"fixq.version\":\"1\"", "\"fixq.version\":\"2\""), "cannot hold preset 'int8'");
   expect_error_naming_file(with("\\\"op\\\": \\\"relu\\\"", "\\\"op\\\": \\\"relx\\\""), "unknown model operator 'relx'");
   expect_error_naming_file(with("\\\"kernel\\\": 3", "\\\"kernel\\\": 4"), "tensor 'node0.weight' has shape");
-  expect_error_naming_file(with("\\\"preset\\\": \\\"int8\\\"", "\\\"preset\\\": \\\"int9\\\""), "preset must be int8 or int16");
+  expect_error_naming_file(with("\\\"preset\\\": \\\"int8\\\"", "\\\"preset\\\": \\\"int9\\\""), "preset must be int8, int16 or auto");
+  expect_error_naming_file(with("\\\"preset\\\": \\\"int8\\\"", "\\\"preset\\\": \\\"auto\\\""), "file version 1 cannot hold preset 'auto'");
 }
 
 // Writes the fuzz target's seed corpus (tests/fuzz/corpus/model/) when asked:

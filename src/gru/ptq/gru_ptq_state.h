@@ -60,6 +60,12 @@ class OutputError {
   std::vector<std::vector<float>> reference_;  // float outputs per kept batch
 };
 
+// The real range [S (qmin - Z), S (qmax - Z)] that per-tensor parameters represent.
+Range represented_range(const QuantParams& p);
+// The factors the range searches scale a current range by (search.cpp says why these);
+// the whole-model search (src/model/quant_search.cpp) uses the same.
+std::vector<double> range_factors(ScaleKind kind);
+
 // Step 3: coordinate descent over the activation operators' ranges (fixq/gru_ptq.h).
 // `start` holds every method's parameters per cell (as from_method); returns the chosen
 // parameters and fills `choices` per cell and operator.

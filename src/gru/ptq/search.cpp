@@ -53,26 +53,26 @@ double OutputError::operator()(const GruModel& model, const GruQuantParams& para
   return e.rmse() * e.rmse();
 }
 
-namespace {
-
 // The real range [S (qmin - Z), S (qmax - Z)] that parameters represent, in double.
-Range represented(const QuantParams& p) {
+Range represented_range(const QuantParams& p) {
   const double s = p.scale[0];
   const int32_t z = p.zero_point[0];
   return {static_cast<float>(s * (p.scheme.format.qmin() - z)), static_cast<float>(s * (p.scheme.format.qmax() - z))};
 }
-
-bool same(const QuantParams& a, const QuantParams& b) { return a.scale == b.scale && a.zero_point == b.zero_point; }
 
 // Scaled versions of the current range: one exponent either way for powers of two (the
 // only other scales they have); for multipliers, steps from 5% to 40% either way. The
 // fine steps (x0.95, x1.05) were added for issue 34: on both embedded models (char-LM and
 // speech enhancement) they lower the output error on the calibration data and on the
 // held-out data alike (tools/ptq_ablation.py; docs/speech_model.md has the figures).
-std::vector<double> factors(ScaleKind kind) {
+std::vector<double> range_factors(ScaleKind kind) {
   if (kind == ScaleKind::PowerOfTwo) return {0.5, 2.0};
   return {0.7, 0.8, 0.9, 0.95, 1.05, 1.125, 1.25, 1.4};
 }
+
+namespace {
+
+bool same(const QuantParams& a, const QuantParams& b) { return a.scale == b.scale && a.zero_point == b.zero_point; }
 
 // The operators in the order one step computes them.
 constexpr GruOp kOrder[] = {GruOp::X,       GruOp::H,       GruOp::Wx,      GruOp::Rh,   GruOp::ZPre,
@@ -124,8 +124,8 @@ GruQuantParams search_ranges(const GruModel& model, const GruQuantConfig& config
         if (sweep == 0)
           for (size_t i = 0; i < kMethods.size(); ++i) cands.push_back({by_method[i].cells[c][op], {kMethods[i], 1.0}});
         const OpChoice now = choices[c][static_cast<size_t>(op)];
-        const Range r = represented(cur.cells[c][op]);
-        for (double f : factors(config.scale_kind)) {
+        const Range r = represented_range(cur.cells[c][op]);
+        for (double f : range_factors(config.scale_kind)) {
           const Range scaled{static_cast<float>(r.min * f), static_cast<float>(r.max * f)};
           if (!(scaled.min < scaled.max) || !std::isfinite(scaled.min) || !std::isfinite(scaled.max)) continue;
           try {
