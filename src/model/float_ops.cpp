@@ -30,8 +30,7 @@ void conv1d_f32(const ModelNode& node, const float* x, int64_t B, int64_t T, con
         float acc = node.bias.empty() ? 0.0f : node.bias[static_cast<size_t>(o)];
         for (int64_t i = 0; i < cin_g; ++i)
           for (int64_t j = 0; j < K; ++j) {
-            const int64_t s = t - (K - 1 - j) * d;  // the frame read; < 0: from the history
-            const float* frame = s >= 0 ? x + (b * T + s) * Cin : hist + (b * P + P + s) * Cin;
+            const float* frame = conv_frame(x, hist, b, t - (K - 1 - j) * d, T, P, Cin);
             acc += node.weight[static_cast<size_t>((o * cin_g + i) * K + j)] * frame[g * cin_g + i];
           }
         y[(b * T + t) * Cout + o] = acc;
@@ -41,14 +40,13 @@ void conv1d_f32(const ModelNode& node, const float* x, int64_t B, int64_t T, con
 template <class E>
 void push_history(std::vector<E>& hist, const E* x, int64_t B, int64_t T, int64_t P, int64_t C) {
   if (P == 0) return;
-  std::vector<E> next(static_cast<size_t>(B * P * C));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t p = 0; p < P; ++p) {
-      const int64_t s = T - P + p;  // frame index relative to x's first
-      const E* src = s >= 0 ? x + (b * T + s) * C : hist.data() + (b * P + P + s) * C;
-      std::memcpy(next.data() + (b * P + p) * C, src, sizeof(E) * static_cast<size_t>(C));
-    }
-  hist = std::move(next);
+  // In place, per batch item: the last P - T history frames move up, x's last frames follow.
+  const int64_t keep = std::max<int64_t>(0, P - T), from_x = P - keep;
+  for (int64_t b = 0; b < B; ++b) {
+    E* h = hist.data() + b * P * C;
+    if (keep > 0) std::memmove(h, h + (P - keep) * C, sizeof(E) * static_cast<size_t>(keep * C));
+    std::memcpy(h + keep * C, x + (b * T + T - from_x) * C, sizeof(E) * static_cast<size_t>(from_x * C));
+  }
 }
 template void push_history(std::vector<float>&, const float*, int64_t, int64_t, int64_t, int64_t);
 template void push_history(std::vector<int32_t>&, const int32_t*, int64_t, int64_t, int64_t, int64_t);

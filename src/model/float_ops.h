@@ -30,6 +30,13 @@ void unary_f32(ModelOp op, const float* x, int64_t n, float* y);
 // GRU's own).
 void softmax_f32(const float* x, int64_t rows, int64_t C, float* y);
 
+// Frame s of batch item b that a causal conv reads: x [B, T, C] for s >= 0, else the
+// history hist [B, P, C] of the P frames before x's first.
+template <class E>
+inline const E* conv_frame(const E* x, const E* hist, int64_t b, int64_t s, int64_t T, int64_t P, int64_t C) {
+  return s >= 0 ? x + (b * T + s) * C : hist + (b * P + P + s) * C;
+}
+
 inline int64_t conv_history_frames(const ModelNode& n) {
   return n.op == ModelOp::Conv1d ? (n.kernel - 1) * n.dilation : 0;
 }

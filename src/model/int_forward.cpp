@@ -5,6 +5,7 @@
 
 #include "fixq/error.h"
 #include "model/int_io.h"
+#include "model/int_run.h"
 #include "model/layout.h"
 #include "model/quantized.h"
 
@@ -74,6 +75,9 @@ void run_int_graph_in_chunks(const QuantizedModel::Impl& m, std::vector<std::vec
     return;
   }
   ModelIntState state = initial_int_state(m, vals, B);
+  IntRun run(m);
+  // One set of chunk values for every chunk: after the first, no chunk allocates.
+  std::vector<std::vector<int32_t>> chunk(model.values.size());
   std::vector<std::vector<int32_t>> outs(model.values.size());
   for (int vo : model.outputs) {
     const ModelValue& v = model.values[static_cast<size_t>(vo)];
@@ -81,7 +85,6 @@ void run_int_graph_in_chunks(const QuantizedModel::Impl& m, std::vector<std::vec
   }
   for (int64_t t0 = 0; t0 < T; t0 += frames) {
     const int64_t tc = std::min(frames, T - t0);
-    std::vector<std::vector<int32_t>> chunk(model.values.size());
     for (int vi : model.inputs) {
       const ModelValue& v = model.values[static_cast<size_t>(vi)];
       if (v.kind != ValueKind::Sequence) continue;  // states are in `state` already
@@ -91,7 +94,7 @@ void run_int_graph_in_chunks(const QuantizedModel::Impl& m, std::vector<std::vec
       for (int64_t b = 0; b < B; ++b)
         std::copy_n(vals[static_cast<size_t>(vi)].data() + (b * T + t0) * C, tc * C, c.data() + b * tc * C);
     }
-    run_int_graph(m, chunk, B, tc, &state);
+    run_int_graph(m, chunk, B, tc, &state, run);
     for (int vo : model.outputs) {
       const ModelValue& v = model.values[static_cast<size_t>(vo)];
       if (v.kind == ValueKind::State) {

@@ -4,32 +4,19 @@
 #include <cstring>
 
 #include "fixq/error.h"
+#include "gru/int/intonly_io.h"
 #include "gru/int/model.h"
 #include "model/float_ops.h"
 #include "model/int_ops.h"
+#include "model/int_run.h"
 #include "model/quantized.h"
 
 namespace fixq::model_detail {
 
 namespace {
 
-int32_t load_q(const std::vector<char>& v, IntType t, int64_t i) {
-  if (t == IntType::S16) {
-    int16_t x;
-    std::memcpy(&x, v.data() + 2 * i, 2);
-    return x;
-  }
-  return static_cast<int8_t>(v[static_cast<size_t>(i)]);
-}
-
-void store_q(std::vector<char>& v, IntType t, int64_t i, int32_t x) {
-  if (t == IntType::S16) {
-    const auto s = static_cast<int16_t>(x);
-    std::memcpy(v.data() + 2 * i, &s, 2);
-  } else {
-    v[static_cast<size_t>(i)] = static_cast<char>(static_cast<int8_t>(x));
-  }
-}
+using gru_detail::intonly::load;
+using gru_detail::intonly::store;
 
 // A GRU node's cells' integer states from its State input (row c = cell c, already in
 // cell c's h parameters) or the zero point (real 0).
@@ -40,47 +27,88 @@ std::vector<std::vector<char>> gru_initial_state(const QuantizedGru::Impl& g, co
     const IntType t = g.plans[c].h.storage;
     std::vector<char> q(static_cast<size_t>(B * H * int_type_bytes(t)));
     for (int64_t i = 0; i < B * H; ++i)
-      store_q(q, t, i, h0 && !h0->empty() ? (*h0)[static_cast<size_t>(static_cast<int64_t>(c) * B * H + i)] : g.plans[c].h.zp);
+      store(q.data(), t, i, h0 && !h0->empty() ? (*h0)[static_cast<size_t>(static_cast<int64_t>(c) * B * H + i)] : g.plans[c].h.zp);
     s.push_back(std::move(q));
   }
   return s;
 }
 
+// x [B, T, C] (int32) into the GRU's time-major input [T, B, C] at its x storage, through
+// `map` (the rescale into the GRU's x parameters; identity where they are equal).
+template <class S, class Map>
+void gru_input(const int32_t* x, int64_t B, int64_t T, int64_t C, S* in, Map map) {
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t) {
+      const int32_t* xr = x + (b * T + t) * C;
+      S* o = in + (t * B + b) * C;
+      for (int64_t c = 0; c < C; ++c) o[c] = static_cast<S>(map(xr[c]));
+    }
+}
+
+template <class S, class Map>
+void gru_input_as(const int32_t* x, int64_t B, int64_t T, int64_t C, std::vector<char>& in, Map map) {
+  gru_input(x, B, T, C, reinterpret_cast<S*>(in.data()), map);
+}
+
 void run_gru(const ModelNode& node, const QNode& q, std::vector<std::vector<int32_t>>& vals, int64_t B, int64_t T,
-             std::vector<std::vector<char>>& state) {
+             std::vector<std::vector<char>>& state, const Table8& x_table, LayerBuffers& buf) {
   const QuantizedGru::Impl& g = QuantizedGruAccess::impl(*q.gru);
   const int64_t C = g.input_size, H = g.hidden_size;
   const int D = g.directions();
-  const std::vector<int32_t>& x = vals[static_cast<size_t>(node.inputs[0])];
-  LayerBuffers buf;
+  const int32_t* x = vals[static_cast<size_t>(node.inputs[0])].data();
   const IntType xs = g.plans[0].x.storage;
   buf.in.resize(static_cast<size_t>(T * B * C * int_type_bytes(xs)));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < T; ++t)
-      for (int64_t c = 0; c < C; ++c) {
-        const int32_t v = x[static_cast<size_t>((b * T + t) * C + c)];
-        store_q(buf.in, xs, (t * B + b) * C + c, q.x_copy ? v : q.x_in(v));
-      }
+  auto same = [](int32_t v) { return v; };
+  auto rescale = [&](int32_t v) { return q.x_in(v); };
+  if (xs == IntType::S16) {
+    if (q.x_copy) gru_input_as<int16_t>(x, B, T, C, buf.in, same);
+    else gru_input_as<int16_t>(x, B, T, C, buf.in, rescale);
+  } else if (q.x_copy) {
+    gru_input_as<int8_t>(x, B, T, C, buf.in, same);
+  } else if (!x_table.empty()) {
+    gru_input_as<int8_t>(x, B, T, C, buf.in, x_table);
+  } else {
+    gru_input_as<int8_t>(x, B, T, C, buf.in, rescale);
+  }
   g.run_layers(buf, T, B, {}, state);
   std::vector<int32_t>& y = vals[static_cast<size_t>(node.outputs[0])];
-  y.assign(static_cast<size_t>(B * T * D * H), 0);
+  y.resize(static_cast<size_t>(B * T * D * H));
   for (int d = 0; d < D; ++d) {
     const IntType hs = g.plans[static_cast<size_t>((g.num_layers - 1) * D + d)].h.storage;
-    const bool rescale = d == 1 && !q.reverse_copy;
+    const bool rescale_h = d == 1 && !q.reverse_copy;
+    const char* h = buf.out[static_cast<size_t>(d)].data();
     for (int64_t t = 0; t < T; ++t)
-      for (int64_t b = 0; b < B; ++b)
-        for (int64_t j = 0; j < H; ++j) {
-          const int32_t v = load_q(buf.out[static_cast<size_t>(d)], hs, (t * B + b) * H + j);
-          y[static_cast<size_t>((b * T + t) * D * H + d * H + j)] = rescale ? q.reverse_to_y(v) : v;
+      for (int64_t b = 0; b < B; ++b) {
+        int32_t* yr = y.data() + (b * T + t) * D * H + d * H;
+        const int64_t src = (t * B + b) * H;
+        if (rescale_h) {
+          for (int64_t j = 0; j < H; ++j) yr[j] = q.reverse_to_y(load(h, hs, src + j));
+        } else if (hs == IntType::S8) {
+          const auto* hr = reinterpret_cast<const int8_t*>(h) + src;
+          for (int64_t j = 0; j < H; ++j) yr[j] = hr[j];
+        } else {
+          for (int64_t j = 0; j < H; ++j) yr[j] = load(h, hs, src + j);
         }
+      }
   }
   if (node.outputs[1] >= 0) {
     std::vector<int32_t>& hn = vals[static_cast<size_t>(node.outputs[1])];
-    hn.assign(static_cast<size_t>(static_cast<int64_t>(state.size()) * B * H), 0);
+    hn.resize(static_cast<size_t>(static_cast<int64_t>(state.size()) * B * H));
     for (size_t c = 0; c < state.size(); ++c)
       for (int64_t i = 0; i < B * H; ++i)
-        hn[c * static_cast<size_t>(B * H) + static_cast<size_t>(i)] = load_q(state[c], g.plans[c].h.storage, i);
+        hn[c * static_cast<size_t>(B * H) + static_cast<size_t>(i)] = load(state[c].data(), g.plans[c].h.storage, i);
   }
+}
+
+// f evaluated for every value of v's range, where v is 8-bit (else empty).
+template <class F>
+Table8 table_of(const QuantizedModel::Impl& m, int v, F f) {
+  Table8 t;
+  const ModelValueQuant& q = m.vq[static_cast<size_t>(v)];
+  if (q.bits != 8) return t;
+  t.qmin = q.qmin();
+  for (int32_t x = q.qmin(); x <= q.qmax(); ++x) t.y.push_back(f(x));
+  return t;
 }
 
 }  // namespace
@@ -102,8 +130,29 @@ ModelIntState initial_int_state(const QuantizedModel::Impl& m, const std::vector
   return s;
 }
 
+IntRun::IntRun(const QuantizedModel::Impl& m) : table8(m.model.nodes.size()) {
+  for (size_t n = 0; n < m.model.nodes.size(); ++n) {
+    const ModelNode& node = m.model.nodes[n];
+    const QNode& q = m.qn[n];
+    std::vector<Table8>& t = table8[n];
+    t.resize(node.inputs.size());
+    if ((node.op == ModelOp::Tanh || node.op == ModelOp::Sigmoid) && q.lut)
+      t[0] = table_of(m, node.inputs[0], [&](int32_t x) { return (*q.lut)(x); });
+    if (node.op == ModelOp::Concat)
+      for (size_t i = 0; i < node.inputs.size(); ++i)
+        if (!q.copy[i]) t[i] = table_of(m, node.inputs[i], [&](int32_t x) { return q.rescale[i](x); });
+    if (node.op == ModelOp::Gru && !q.x_copy) t[0] = table_of(m, node.inputs[0], [&](int32_t x) { return q.x_in(x); });
+  }
+}
+
 void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_t>>& vals, int64_t B, int64_t T,
                    ModelIntState* carried) {
+  IntRun run(m);
+  run_int_graph(m, vals, B, T, carried, run);
+}
+
+void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_t>>& vals, int64_t B, int64_t T,
+                   ModelIntState* carried, IntRun& run) {
   ModelIntState whole;
   ModelIntState* state = carried;
   if (state == nullptr) {
@@ -121,17 +170,19 @@ void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_
     std::vector<int32_t>& y = vals[static_cast<size_t>(yv)];
     const int64_t C = m.model.values[static_cast<size_t>(yv)].features;
     const int64_t rows = B * T, count = rows * C;
-    if (node.op != ModelOp::Gru) y.assign(static_cast<size_t>(count), 0);
+    // Every operator below writes each of y's elements: sized, not cleared.
+    if (node.op != ModelOp::Gru) y.resize(static_cast<size_t>(count));
+    const std::vector<Table8>& table = run.table8[n];
     switch (node.op) {
       case ModelOp::Linear:
       case ModelOp::Conv1d: {
         const ConvIo io{zp(node.inputs[0]), vy.zero_point[0], out, m.bits};
         std::vector<int32_t>& hist = state->conv_hist[n];
-        conv_int_fast(node, q, io, in(0).data(), B, T, hist.data(), y.data());
+        conv_int_fast(node, q, io, in(0).data(), B, T, hist.data(), y.data(), run.conv);
         if (carried) push_history(hist, in(0).data(), B, T, conv_history_frames(node), node.in_features);
         break;
       }
-      case ModelOp::Gru: run_gru(node, q, vals, B, T, state->gru_state[n]); break;
+      case ModelOp::Gru: run_gru(node, q, vals, B, T, state->gru_state[n], table[0], run.gru); break;
       case ModelOp::Add:
         for (int64_t i = 0; i < count; ++i) y[static_cast<size_t>(i)] = q.add(in(0)[static_cast<size_t>(i)], in(1)[static_cast<size_t>(i)]);
         break;
@@ -139,9 +190,14 @@ void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_
         for (int64_t i = 0; i < count; ++i) y[static_cast<size_t>(i)] = q.mul(in(0)[static_cast<size_t>(i)], in(1)[static_cast<size_t>(i)]);
         break;
       case ModelOp::Tanh:
-      case ModelOp::Sigmoid:
-        for (int64_t i = 0; i < count; ++i) y[static_cast<size_t>(i)] = (*q.lut)(in(0)[static_cast<size_t>(i)]);
+      case ModelOp::Sigmoid: {
+        const int32_t* x = in(0).data();
+        if (!table[0].empty())
+          for (int64_t i = 0; i < count; ++i) y[static_cast<size_t>(i)] = table[0](x[i]);
+        else
+          for (int64_t i = 0; i < count; ++i) y[static_cast<size_t>(i)] = (*q.lut)(x[i]);
         break;
+      }
       case ModelOp::Relu: {
         const int32_t z = zp(node.inputs[0]);  // the output's parameters are the input's
         for (int64_t i = 0; i < count; ++i) y[static_cast<size_t>(i)] = std::max(in(0)[static_cast<size_t>(i)], z);
@@ -152,11 +208,15 @@ void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_
         int64_t off = 0;
         for (size_t i = 0; i < node.inputs.size(); ++i) {
           const int64_t ci = m.model.values[static_cast<size_t>(node.inputs[i])].features;
-          for (int64_t r = 0; r < rows; ++r)
-            for (int64_t c = 0; c < ci; ++c) {
-              const int32_t v = in(i)[static_cast<size_t>(r * ci + c)];
-              y[static_cast<size_t>(r * C + off + c)] = q.copy[i] ? v : q.rescale[i](v);
-            }
+          const int32_t* x = in(i).data();
+          int32_t* yo = y.data() + off;
+          for (int64_t r = 0; r < rows; ++r) {
+            const int32_t* xr = x + r * ci;
+            int32_t* yr = yo + r * C;
+            if (q.copy[i]) std::copy_n(xr, ci, yr);
+            else if (!table[i].empty()) for (int64_t c = 0; c < ci; ++c) yr[c] = table[i](xr[c]);
+            else for (int64_t c = 0; c < ci; ++c) yr[c] = q.rescale[i](xr[c]);
+          }
           off += ci;
         }
         break;

@@ -6,17 +6,12 @@
 #include <cstring>
 
 #include "fixq/error.h"
+#include "gemm/driver.h"
+#include "gemm/epilogue_formulas.h"
+#include "gemm/kernels.h"
+#include "model/float_ops.h"
 
 namespace fixq::model_detail {
-
-namespace {
-
-// Input frame s of batch item b (s < 0: from the history).
-inline const int32_t* frame(const int32_t* x, const int32_t* hist, int64_t b, int64_t s, int64_t T, int64_t P, int64_t C) {
-  return s >= 0 ? x + (b * T + s) * C : hist + (b * P + P + s) * C;
-}
-
-}  // namespace
 
 void conv_int_reference(const ModelNode& node, const QNode& q, const ConvIo& io, const int32_t* x, int64_t B, int64_t T,
                         const int32_t* hist, int32_t* y) {
@@ -29,53 +24,92 @@ void conv_int_reference(const ModelNode& node, const QNode& q, const ConvIo& io,
         int64_t acc = q.q_b.empty() ? 0 : q.q_b[static_cast<size_t>(o)];
         for (int64_t i = 0; i < cin_g; ++i)
           for (int64_t j = 0; j < K; ++j) {
-            const int32_t xv = frame(x, hist, b, t - (K - 1 - j) * d, T, P, Cin)[g * cin_g + i];
+            const int32_t xv = conv_frame(x, hist, b, t - (K - 1 - j) * d, T, P, Cin)[g * cin_g + i];
             acc += int64_t{q.q_w[static_cast<size_t>((o * cin_g + i) * K + j)]} * (int64_t{xv} - io.zp_x);
           }
         y[(b * T + t) * Cout + o] = requantize(acc, q.requant[static_cast<size_t>(o)], io.zp_y, io.out);
       }
 }
 
-void conv_int_fast(const ModelNode& node, const QNode& q, const ConvIo& io, const int32_t* x, int64_t B, int64_t T,
-                   const int32_t* hist, int32_t* y) {
-  const int64_t Cin = node.in_features, Cout = node.out_features, K = node.kernel, d = node.dilation;
-  const int64_t P = (K - 1) * d, cin_g = Cin / node.groups, cout_g = Cout / node.groups;
-  const int64_t rows = B * T, cols = Cin * K;  // the im2col: per row, group after group, [i * K + j]
-  const IntType type = io.bits == 16 ? IntType::S16 : IntType::S8;
-  std::vector<int16_t> a16;
-  std::vector<int8_t> a8;
-  if (type == IntType::S16) a16.resize(static_cast<size_t>(rows * cols));
-  else a8.resize(static_cast<size_t>(rows * cols));
+namespace {
+
+template <class E>
+void grow(std::vector<E>& v, int64_t n) {
+  if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
+}
+
+// The GEMM's A: per row, group after group, [i * K + j] (for kernel 1, x itself narrowed).
+template <class S>
+void im2col(const ModelNode& node, const int32_t* x, int64_t B, int64_t T, const int32_t* hist, S* a) {
+  const int64_t Cin = node.in_features, K = node.kernel, d = node.dilation;
+  const int64_t P = (K - 1) * d, cin_g = Cin / node.groups, cols = Cin * K;
+  if (K == 1) {
+    for (int64_t i = 0; i < B * T * Cin; ++i) a[i] = static_cast<S>(x[i]);
+    return;
+  }
   for (int64_t b = 0; b < B; ++b)
     for (int64_t t = 0; t < T; ++t) {
-      const int64_t r = b * T + t;
+      S* row = a + (b * T + t) * cols;
       for (int64_t j = 0; j < K; ++j) {
-        const int32_t* f = frame(x, hist, b, t - (K - 1 - j) * d, T, P, Cin);
-        for (int64_t c = 0; c < Cin; ++c) {
-          const int64_t col = (c / cin_g) * cin_g * K + (c % cin_g) * K + j;
-          if (type == IntType::S16) a16[static_cast<size_t>(r * cols + col)] = static_cast<int16_t>(f[c]);
-          else a8[static_cast<size_t>(r * cols + col)] = static_cast<int8_t>(f[c]);
-        }
+        const int32_t* f = conv_frame(x, hist, b, t - (K - 1 - j) * d, T, P, Cin);
+        for (int64_t g = 0; g < node.groups; ++g)
+          for (int64_t i = 0; i < cin_g; ++i) row[g * cin_g * K + i * K + j] = static_cast<S>(f[g * cin_g + i]);
       }
     }
-  std::vector<int16_t> y16(type == IntType::S16 ? static_cast<size_t>(rows * Cout) : 0);
-  std::vector<int8_t> y8(type == IntType::S8 ? static_cast<size_t>(rows * Cout) : 0);
-  const int32_t azp[1] = {io.zp_x};
-  for (int64_t g = 0; g < node.groups; ++g) {
-    const int64_t o0 = g * cout_g, c0 = g * cin_g * K;
-    const void* a = type == IntType::S16 ? static_cast<const void*>(a16.data() + c0) : static_cast<const void*>(a8.data() + c0);
-    RequantEpilogue e;
-    e.azp = azp;
-    if (!q.q_b.empty()) e.bias = std::span<const int32_t>(q.q_b).subspan(static_cast<size_t>(o0), static_cast<size_t>(cout_g));
-    e.scale = std::span<const FixedPointScale>(q.requant).subspan(static_cast<size_t>(o0), static_cast<size_t>(cout_g));
-    e.zp_out = io.zp_y;
-    e.out_type = type;
-    e.out_min = io.out.qmin;
-    e.out_max = io.out.qmax;
-    void* out = type == IntType::S16 ? static_cast<void*>(y16.data() + o0) : static_cast<void*>(y8.data() + o0);
-    gemm_requant(MatrixView{type, a, rows, cin_g * K, cols}, q.packed[static_cast<size_t>(g)], e, out, Cout);
+}
+
+// Group g's outputs: the exact sums, then gemm_requant's epilogue formula per element.
+template <class Acc>
+void accumulate_requant(const QNode& q, const ConvIo& io, const PackedB& b, const gemm_detail::BoundProduct& bp,
+                        const MatrixView& a, int64_t o0, int64_t Cout, std::vector<Acc>& acc, int32_t* y) {
+  const int64_t rows = a.rows, n = bp.n;
+  grow(acc, rows * n);
+  gemm_detail::accumulate(bp, a, acc.data(), n);
+  const std::span<const int64_t> colsum = b.colsum();
+  for (int64_t r = 0; r < rows; ++r) {
+    const Acc* ar = acc.data() + r * n;
+    int32_t* yr = y + r * Cout + o0;
+    for (int64_t o = 0; o < n; ++o) {
+      const auto k = static_cast<size_t>(o0 + o);
+      const int64_t v = gemm_detail::compensated(ar[o], io.zp_x, colsum[static_cast<size_t>(o)]);
+      yr[o] = gemm_detail::requant_element(v, q.q_b.empty() ? 0 : q.q_b[k], q.requant[k], io.zp_y, io.out);
+    }
   }
-  for (int64_t i = 0; i < rows * Cout; ++i) y[i] = type == IntType::S16 ? y16[static_cast<size_t>(i)] : y8[static_cast<size_t>(i)];
+}
+
+}  // namespace
+
+void conv_int_fast(const ModelNode& node, const QNode& q, const ConvIo& io, const int32_t* x, int64_t B, int64_t T,
+                   const int32_t* hist, int32_t* y, ConvScratch& s) {
+  const int64_t Cin = node.in_features, Cout = node.out_features, K = node.kernel;
+  const int64_t cin_g = Cin / node.groups, cout_g = Cout / node.groups;
+  const int64_t rows = B * T, cols = Cin * K;
+  const IntType type = io.bits == 16 ? IntType::S16 : IntType::S8;
+  const void* a_all = nullptr;
+  if (type == IntType::S16) {
+    grow(s.a16, rows * cols);
+    im2col(node, x, B, T, hist, s.a16.data());
+    a_all = s.a16.data();
+  } else {
+    grow(s.a8, rows * cols);
+    im2col(node, x, B, T, hist, s.a8.data());
+    a_all = s.a8.data();
+  }
+  const int64_t bytes = int_type_bytes(type);
+  for (int64_t g = 0; g < node.groups; ++g) {
+    const PackedB& b = q.packed[static_cast<size_t>(g)];
+    const MatrixView a{type, static_cast<const char*>(a_all) + g * cin_g * K * bytes, rows, cin_g * K, cols};
+    gemm_detail::validate(a, b);
+    const gemm_detail::BoundProduct bp = gemm_detail::bind(type, b, rows);
+    if (gemm_detail::fits_int32(type, b)) accumulate_requant(q, io, b, bp, a, g * cout_g, Cout, s.acc32, y);
+    else accumulate_requant(q, io, b, bp, a, g * cout_g, Cout, s.acc64, y);
+  }
+}
+
+void conv_int_fast(const ModelNode& node, const QNode& q, const ConvIo& io, const int32_t* x, int64_t B, int64_t T,
+                   const int32_t* hist, int32_t* y) {
+  ConvScratch s;
+  conv_int_fast(node, q, io, x, B, T, hist, y, s);
 }
 
 void softmax_int(const QNode& q, const int32_t* x, int64_t rows, int64_t C, int32_t zp_y, IntRange out, int32_t* y) {

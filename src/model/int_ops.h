@@ -5,7 +5,9 @@
 // exactly (int64 accumulation), with the frames before the first read from a history (the
 // zero point Z_x, real 0, at the start of a sequence). Two implementations, one result:
 // the scalar reference loops and the fast path, the im2col of every frame's kernel window
-// through gemm_requant per group; the tests hold them equal bit for bit on every ISA path.
+// (for kernel 1, the input narrowed to the GEMM's storage) through the GEMM's exact
+// accumulation per group and gemm_requant's own epilogue formula (gemm/epilogue_formulas.h)
+// written straight into y; the tests hold them equal bit for bit on every ISA path.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,16 @@ struct ConvIo {
 // y [B, T, Cout]; every x value in its bits' range.
 void conv_int_reference(const ModelNode& node, const QNode& q, const ConvIo& io, const int32_t* x, int64_t B, int64_t T,
                         const int32_t* hist, int32_t* y);
+// The fast path's buffers, kept by a caller that runs many calls (a stream, a forward's
+// chunks): fresh ones on every call cost page faults and memsets at batch 16.
+struct ConvScratch {
+  std::vector<int8_t> a8;
+  std::vector<int16_t> a16;
+  std::vector<int32_t> acc32;
+  std::vector<int64_t> acc64;
+};
+void conv_int_fast(const ModelNode& node, const QNode& q, const ConvIo& io, const int32_t* x, int64_t B, int64_t T,
+                   const int32_t* hist, int32_t* y, ConvScratch& scratch);
 void conv_int_fast(const ModelNode& node, const QNode& q, const ConvIo& io, const int32_t* x, int64_t B, int64_t T,
                    const int32_t* hist, int32_t* y);
 

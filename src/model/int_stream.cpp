@@ -2,6 +2,7 @@
 // with every Conv1d's history and every GRU's integer state carried.
 #include "fixq/error.h"
 #include "model/int_io.h"
+#include "model/int_run.h"
 #include "model/layout.h"
 #include "model/quantized.h"
 #include "model/stream_frames.h"
@@ -14,6 +15,9 @@ struct QuantizedModelStream::Impl {
   const QuantizedModel* model = nullptr;
   int64_t batch = 0;
   ModelIntState state;
+  // Kept from step to step, so that a step allocates only what it returns.
+  std::unique_ptr<IntRun> run;
+  std::vector<std::vector<int32_t>> vals;
 };
 
 QuantizedModelStream::QuantizedModelStream(const QuantizedModel& model, int64_t batch,
@@ -40,6 +44,8 @@ QuantizedModelStream::QuantizedModelStream(const QuantizedModel& model, int64_t 
   impl_->model = &model;
   impl_->batch = batch;
   impl_->state = initial_int_state(m, vals, batch);
+  impl_->run = std::make_unique<IntRun>(m);
+  impl_->vals.resize(m.model.values.size());
 }
 
 QuantizedModelStream::~QuantizedModelStream() = default;
@@ -53,7 +59,7 @@ std::vector<ModelIntArray> QuantizedModelStream::step_raw(const std::vector<Mode
   const int64_t B = impl_->batch;
   require(frames.size() == model.inputs.size(), "QuantizedModelStream::step: ", frames.size(),
           " frames given, the model has ", model.inputs.size(), " inputs");
-  std::vector<std::vector<int32_t>> vals(model.values.size());
+  std::vector<std::vector<int32_t>>& vals = impl_->vals;
   for (size_t i = 0; i < frames.size(); ++i) {
     const int vi = model.inputs[i];
     const ModelValue& v = model.values[static_cast<size_t>(vi)];
@@ -63,12 +69,12 @@ std::vector<ModelIntArray> QuantizedModelStream::step_raw(const std::vector<Mode
     check_int_values(m, vi, frames[i], what);
     vals[static_cast<size_t>(vi)] = frames[i].data;
   }
-  run_int_graph(m, vals, B, 1, &impl_->state);
+  run_int_graph(m, vals, B, 1, &impl_->state, *impl_->run);
   std::vector<ModelIntArray> out;
   for (int vo : model.outputs) {
     const ModelValue& mv = model.values[static_cast<size_t>(vo)];
     const ModelValueQuant& q = m.vq[static_cast<size_t>(vo)];
-    std::vector<int32_t>& data = vals[static_cast<size_t>(vo)];
+    std::vector<int32_t> data = vals[static_cast<size_t>(vo)];  // a copy: vals keeps its storage
     if (mv.kind == ValueKind::State) {
       if (data.empty())
         for (int64_t s = 0; s < mv.rows; ++s) data.insert(data.end(), static_cast<size_t>(B * mv.features), q.zero_point[static_cast<size_t>(s)]);
