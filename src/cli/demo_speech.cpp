@@ -57,8 +57,9 @@ int64_t streamed_segment(const SpeechModel& m) {
 }
 
 // The whole model, features -> gains, integer-only: model.onnx through QuantizedModel with
-// `fixq model quantize`'s defaults (each value's range min/max on the calibration mixtures'
-// float run, the GRU its PTQ+), scored as the GRU rows. split_gains: the float
+// `fixq model quantize`'s defaults (the GRU its PTQ+, the linear's weights GPTQ with bias
+// correction, the features' and the linear's ranges by the gains' error on the calibration
+// mixtures), scored as the GRU rows. split_gains: the float
 // GRU + head's gains [B, T, bands], which the whole float model must equal within 1e-4.
 void whole_model_rows(const SpeechModel& m, const std::vector<float>& split_gains, double float_db) {
   if (!m.whole_missing.empty()) {
@@ -72,9 +73,9 @@ void whole_model_rows(const SpeechModel& m, const std::vector<float>& split_gain
   for (size_t i = 0; i < wf.size(); ++i)
     max_diff = std::max(max_diff, std::fabs(double{wf[i]} - double{split_gains[i]}));
   std::printf("\n  The same model whole, integer-only from features to gains (model.onnx through QuantizedModel with\n"
-              "  `fixq model quantize`'s defaults: the GRU's PTQ+, the features' and the linear's ranges min/max on the\n"
-              "  calibration mixtures, the sigmoid's [0, 1]; cosine of the gains against whole f32's, whole f32's against\n"
-              "  the float GRU + head's):\n");
+              "  `fixq model quantize`'s defaults: the GRU's PTQ+, the linear's weights GPTQ with bias correction, the\n"
+              "  features' and the linear's ranges by the gains' error on the calibration mixtures, the sigmoid's [0, 1];\n"
+              "  cosine of the gains against whole f32's, whole f32's against the float GRU + head's):\n");
   print_row({"whole f32", "-", "-", m.score_gains(wf), cosine(split_gains.data(), wf.data(), wf.size())}, float_db);
   const std::vector<ModelArray> calib = {m.calib_btc()};
   std::optional<QuantizedModel> int8;
