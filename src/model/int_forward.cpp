@@ -8,6 +8,7 @@
 #include "model/int_run.h"
 #include "model/layout.h"
 #include "model/quantized.h"
+#include "quant/kernels.h"
 
 namespace fixq {
 
@@ -25,6 +26,12 @@ ModelIntArray quantize_array(const QuantizedModel::Impl& m, int v, const ModelAr
   const ModelValue& mv = m.model.values[static_cast<size_t>(v)];
   const ModelValueQuant& q = m.vq[static_cast<size_t>(v)];
   ModelIntArray r{a.shape, q.bits, std::vector<int32_t>(a.data.size())};
+  if (mv.kind == ValueKind::Sequence) {  // one (scale, zero point): the vectorised kernel, the same integers
+    const int64_t bad = quant_detail::active_kernel(&quant_detail::QuantKernels<int32_t>::quantize_finite)(
+        a.data.data(), static_cast<int64_t>(a.data.size()), q.scale[0], q.zero_point[0], q.qmin(), q.qmax(), r.data.data());
+    if (bad >= 0) fail(what, " element ", bad, " is ", a.data[static_cast<size_t>(bad)], ": inputs must be finite");
+    return r;
+  }
   const size_t per_row = mv.kind == ValueKind::State ? static_cast<size_t>(B * mv.features) : a.data.size();
   for (size_t i = 0; i < a.data.size(); ++i) {
     if (!std::isfinite(a.data[i])) fail(what, " element ", i, " is ", a.data[i], ": inputs must be finite");
@@ -38,6 +45,12 @@ ModelArray dequantize_array(const QuantizedModel::Impl& m, int v, const ModelInt
   const ModelValue& mv = m.model.values[static_cast<size_t>(v)];
   const ModelValueQuant& q = m.vq[static_cast<size_t>(v)];
   ModelArray r{a.shape, std::vector<float>(a.data.size())};
+  if (mv.kind == ValueKind::Sequence) {
+    const int64_t bad = quant_detail::active_kernel(&quant_detail::QuantKernels<int32_t>::dequantize)(
+        a.data.data(), static_cast<int64_t>(a.data.size()), q.scale[0], q.zero_point[0], q.qmin(), q.qmax(), r.data.data());
+    require(bad < 0, "internal: model output '", mv.name, "' element ", bad, " is outside its range");
+    return r;
+  }
   const size_t per_row = mv.kind == ValueKind::State ? static_cast<size_t>(B * mv.features) : a.data.size();
   for (size_t i = 0; i < a.data.size(); ++i) {
     const size_t row = per_row == 0 ? 0 : i / per_row;
@@ -114,8 +127,16 @@ void run_int_graph_in_chunks(const QuantizedModel::Impl& m, std::vector<std::vec
 
 }  // namespace model_detail
 
-std::vector<ModelIntArray> QuantizedModel::forward_raw(const std::vector<ModelIntArray>& inputs) const {
-  const Impl& m = *impl_;
+namespace {
+
+// Whether to_internal / to_external (layout.cpp) leave v's data as it is: then it is moved,
+// not copied (at batch 16, T = 100 the fresh copies' page faults cost more than the copies).
+bool internal_as_is(const ModelValue& v) {
+  return v.kind == ValueKind::State || v.layout.axes == "BTC" || v.layout.axes == "TC";
+}
+
+// forward_raw over inputs it may take apart.
+std::vector<ModelIntArray> forward_owned(const QuantizedModel::Impl& m, std::vector<ModelIntArray>&& inputs) {
   const Model& model = m.model;
   require(inputs.size() == model.inputs.size(), "quantized model: ", inputs.size(), " inputs given, the model has ",
           model.inputs.size());
@@ -134,14 +155,14 @@ std::vector<ModelIntArray> QuantizedModel::forward_raw(const std::vector<ModelIn
   for (size_t i = 0; i < inputs.size(); ++i) {
     const int vi = model.inputs[i];
     const ModelValue& v = model.values[static_cast<size_t>(vi)];
-    const ModelIntArray& a = inputs[i];
+    ModelIntArray& a = inputs[i];
     if (v.kind == ValueKind::State) {
       if (a.shape.empty() && a.data.empty()) continue;  // real 0
       const Shape want{v.rows, B, v.features};
       require(a.shape == want, input_name(v), " (a state, layout SBH) must be ", shape_str(want), ", got ", shape_str(a.shape));
     }
     check_int_values(m, vi, a, input_name(v));
-    vals[static_cast<size_t>(vi)] = v.kind == ValueKind::Sequence ? to_internal(v, a.data, B, T) : a.data;
+    vals[static_cast<size_t>(vi)] = internal_as_is(v) ? std::move(a.data) : to_internal(v, a.data, B, T);
   }
   run_int_graph_in_chunks(m, vals, B, T);
   std::vector<ModelIntArray> out;
@@ -152,9 +173,16 @@ std::vector<ModelIntArray> QuantizedModel::forward_raw(const std::vector<ModelIn
     if (data.empty()) {  // a zero state passed through: each row's zero point
       for (int64_t s = 0; s < mv.rows; ++s) data.insert(data.end(), static_cast<size_t>(B * mv.features), q.zero_point[static_cast<size_t>(s)]);
     }
-    out.push_back({external_shape(mv, B, T), q.bits, mv.kind == ValueKind::Sequence ? to_external(mv, data, B, T) : data});
+    out.push_back({external_shape(mv, B, T), q.bits, internal_as_is(mv) ? std::move(data) : to_external(mv, data, B, T)});
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<ModelIntArray> QuantizedModel::forward_raw(const std::vector<ModelIntArray>& inputs) const {
+  std::vector<ModelIntArray> copy = inputs;
+  return forward_owned(*impl_, std::move(copy));
 }
 
 std::vector<ModelArray> QuantizedModel::forward(const std::vector<ModelArray>& inputs) const {
@@ -187,7 +215,7 @@ std::vector<ModelArray> QuantizedModel::forward(const std::vector<ModelArray>& i
             " values for shape ", shape_str(a.shape));
     q.push_back(quantize_array(m, vi, a, B, input_name(v)));
   }
-  const std::vector<ModelIntArray> qo = forward_raw(q);
+  const std::vector<ModelIntArray> qo = forward_owned(m, std::move(q));
   std::vector<ModelArray> out;
   for (size_t o = 0; o < qo.size(); ++o) out.push_back(dequantize_array(m, model.outputs[o], qo[o], B));
   return out;
