@@ -263,50 +263,53 @@ INSTANTIATE_TEST_SUITE_P(Graphs, RangeSearch,
 // auto: a target int8 already meets gives int8's model; a target int8 misses is met with
 // some operators still at 8 bits, for less work than int16.
 TEST(AutoBits, EightBitsWhereTheyDoAndTheTargetWhereNot) {
-  for (const GraphCase& gc : {kGraphs[0], kGraphs[1]})
-    for (const ScaleKind kind : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier}) {
-      const Model m = gc.make();
-      const auto calib = calib_batches(m);
-      const QuantizedModel int8 = QuantizedModel::quantize(m, calib, config("int8", kind));
-      const QuantizedModel int16 = QuantizedModel::quantize(m, calib, config("int16", kind));
-      double cos8 = 0, cos16 = 0;
-      objective(m, int8, calib, &cos8);
-      objective(m, int16, calib, &cos16);
+  // rnnoise with multipliers too adds 25 s and nothing the others do not check.
+  const std::pair<GraphCase, ScaleKind> cases[] = {{kGraphs[0], ScaleKind::PowerOfTwo},
+                                                   {kGraphs[1], ScaleKind::PowerOfTwo},
+                                                   {kGraphs[1], ScaleKind::Multiplier}};
+  for (const auto& [gc, kind] : cases) {
+    const Model m = gc.make();
+    const auto calib = calib_batches(m);
+    const QuantizedModel int8 = QuantizedModel::quantize(m, calib, config("int8", kind));
+    const QuantizedModel int16 = QuantizedModel::quantize(m, calib, config("int16", kind));
+    double cos8 = 0, cos16 = 0;
+    objective(m, int8, calib, &cos8);
+    objective(m, int16, calib, &cos16);
 
-      ModelQuantConfig easy = config("auto", kind);
-      easy.target_cosine = cos8 - 1e-6;
-      const QuantizedModel a8 = QuantizedModel::quantize(m, calib, easy);
-      for (const auto& op : a8.info().ops) EXPECT_EQ(op.bits, 8) << gc.name << " " << op.name;
-      EXPECT_EQ(a8.forward(calib[0])[0].data, int8.forward(calib[0])[0].data) << gc.name;
+    ModelQuantConfig easy = config("auto", kind);
+    easy.target_cosine = cos8 - 1e-6;
+    const QuantizedModel a8 = QuantizedModel::quantize(m, calib, easy);
+    for (const auto& op : a8.info().ops) EXPECT_EQ(op.bits, 8) << gc.name << " " << op.name;
+    EXPECT_EQ(a8.forward(calib[0])[0].data, int8.forward(calib[0])[0].data) << gc.name;
 
-      // Halfway (in dB of 1 - cosine) between int8 and int16.
-      ModelQuantConfig hard = config("auto", kind);
-      hard.target_cosine = 1.0 - std::sqrt((1.0 - cos8) * (1.0 - cos16));
-      const QuantizedModel a = QuantizedModel::quantize(m, calib, hard);
-      double cos = 0;
-      objective(m, a, calib, &cos);
-      int wide = 0, narrow = 0;
-      for (const auto& op : a.info().ops) (op.bits > 8 ? wide : narrow) += 1;
-      std::printf("[measure] auto %s %s: target %.6f (int8 %.6f, int16 %.6f): cosine %.6f, %d operators at 16 bits, "
-                  "%d at 8, work %lld (int8 %lld, int16 %lld)\n",
-                  gc.name, to_string(kind).c_str(), hard.target_cosine, cos8, cos16, cos, wide, narrow,
-                  static_cast<long long>(a.info().work), static_cast<long long>(int8.info().work),
-                  static_cast<long long>(int16.info().work));
-      EXPECT_GE(cos, hard.target_cosine) << gc.name;
-      EXPECT_GE(wide, 1) << gc.name;
-      EXPECT_GE(narrow, 1) << gc.name;
-      EXPECT_LT(a.info().work, int16.info().work) << gc.name;
+    // Halfway (in dB of 1 - cosine) between int8 and int16.
+    ModelQuantConfig hard = config("auto", kind);
+    hard.target_cosine = 1.0 - std::sqrt((1.0 - cos8) * (1.0 - cos16));
+    const QuantizedModel a = QuantizedModel::quantize(m, calib, hard);
+    double cos = 0;
+    objective(m, a, calib, &cos);
+    int wide = 0, narrow = 0;
+    for (const auto& op : a.info().ops) (op.bits > 8 ? wide : narrow) += 1;
+    std::printf("[measure] auto %s %s: target %.6f (int8 %.6f, int16 %.6f): cosine %.6f, %d operators at 16 bits, "
+                "%d at 8, work %lld (int8 %lld, int16 %lld)\n",
+                gc.name, to_string(kind).c_str(), hard.target_cosine, cos8, cos16, cos, wide, narrow,
+                static_cast<long long>(a.info().work), static_cast<long long>(int8.info().work),
+                static_cast<long long>(int16.info().work));
+    EXPECT_GE(cos, hard.target_cosine) << gc.name;
+    EXPECT_GE(wide, 1) << gc.name;
+    EXPECT_GE(narrow, 1) << gc.name;
+    EXPECT_LT(a.info().work, int16.info().work) << gc.name;
 
-      // The file keeps every operator's bits: version 2, the same model back.
-      const std::string path = (std::filesystem::path(::testing::TempDir()) / "auto.fixq").string();
-      a.save(path);
-      EXPECT_EQ(SafetensorsFile(path).metadata().at("fixq.version"), "2");
-      const QuantizedModel back = QuantizedModel::load(path);
-      EXPECT_EQ(back.forward(calib[1])[0].data, a.forward(calib[1])[0].data) << gc.name;
-      for (size_t i = 0; i < a.info().ops.size(); ++i) EXPECT_EQ(back.info().ops[i].bits, a.info().ops[i].bits);
-      int8.save(path);
-      EXPECT_EQ(SafetensorsFile(path).metadata().at("fixq.version"), "1");  // int8 / int16 files as before
-    }
+    // The file keeps every operator's bits: version 2, the same model back.
+    const std::string path = (std::filesystem::path(::testing::TempDir()) / "auto.fixq").string();
+    a.save(path);
+    EXPECT_EQ(SafetensorsFile(path).metadata().at("fixq.version"), "2");
+    const QuantizedModel back = QuantizedModel::load(path);
+    EXPECT_EQ(back.forward(calib[1])[0].data, a.forward(calib[1])[0].data) << gc.name;
+    for (size_t i = 0; i < a.info().ops.size(); ++i) EXPECT_EQ(back.info().ops[i].bits, a.info().ops[i].bits);
+    int8.save(path);
+    EXPECT_EQ(SafetensorsFile(path).metadata().at("fixq.version"), "1");  // int8 / int16 files as before
+  }
 }
 
 TEST(ModelQuantConfigTest, BadConfigsAreRefusedNamingTheField) {
