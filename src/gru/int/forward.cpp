@@ -11,6 +11,7 @@
 #include "gemm/driver.h"
 #include "gru/batch_split.h"
 #include "gru/int/fast/loop.h"
+#include "gru/int/intonly_io.h"
 #include "gru/int/model.h"
 #include "quant/kernels.h"
 
@@ -26,23 +27,9 @@ std::vector<int32_t> quantize_weights(const std::vector<float>& w, int64_t rows,
   return q;
 }
 
-int32_t load_q(const std::vector<char>& v, IntType t, int64_t i) {
-  if (t == IntType::S16) {
-    int16_t x;
-    std::memcpy(&x, v.data() + 2 * i, 2);
-    return x;
-  }
-  return static_cast<int8_t>(v[static_cast<size_t>(i)]);
-}
-
-void store(std::vector<char>& v, IntType t, int64_t i, int32_t x) {
-  if (t == IntType::S16) {
-    const auto s = static_cast<int16_t>(x);
-    std::memcpy(v.data() + 2 * i, &s, 2);
-  } else {
-    v[static_cast<size_t>(i)] = static_cast<char>(static_cast<int8_t>(x));
-  }
-}
+// An s8 / s16 buffer's i-th integer, widened, and the store back: intonly_io.h's.
+int32_t load_q(const std::vector<char>& v, IntType t, int64_t i) { return gru_detail::intonly::load(v.data(), t, i); }
+void store(std::vector<char>& v, IntType t, int64_t i, int32_t x) { gru_detail::intonly::store(v.data(), t, i, x); }
 
 // A float tensor quantized with per-tensor parameters into s8 / s16 storage, in q.
 void quantize_to(const float* x, int64_t n, const QuantParams& p, IntType storage, std::vector<char>& q) {
