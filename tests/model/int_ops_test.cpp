@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "fixq/arith.h"
 #include "kernel_paths.h"
 #include "model/int_ops.h"
+#include "model/int_run.h"
 #include "model_builder.h"
 
 namespace fixq::test {
@@ -138,6 +140,73 @@ TEST(ModelIntOps, ConvFastPathEqualsReferenceOnEveryKernelPath) {
                         << " bits " << c.bits;
     }
   }
+}
+
+// A stream or a forward's chunks reuse one ConvScratch across calls and shapes: what an
+// earlier call left in it must not reach the next (cases run up and down in size).
+TEST(ModelIntOps, ConvFastPathWithAReusedScratchEqualsReference) {
+  std::vector<ConvFixture> fixtures;
+  uint32_t seed = 200;
+  for (const ConvCase& c : kConvCases) fixtures.emplace_back(c, seed++);
+  for (const KernelPath& path : kernel_paths()) {
+    PathScope scope(path);
+    model_detail::ConvScratch scratch;
+    for (int pass = 0; pass < 2; ++pass)
+      for (size_t k = 0; k < fixtures.size(); ++k) {
+        const ConvFixture& f = fixtures[pass == 0 ? k : fixtures.size() - 1 - k];
+        std::vector<int32_t> ref(static_cast<size_t>(f.B * f.T * f.node.out_features));
+        model_detail::conv_int_reference(f.node, f.q, f.io, f.x.data(), f.B, f.T, f.hist.data(), ref.data());
+        std::vector<int32_t> y(ref.size(), 12345);
+        model_detail::conv_int_fast(f.node, f.q, f.io, f.x.data(), f.B, f.T, f.hist.data(), y.data(), scratch);
+        ASSERT_EQ(y, ref) << path.name() << " pass " << pass << " case " << k;
+      }
+  }
+}
+
+// IntRun's 8-bit tables stand in for the activation tables and rescales element by element:
+// each must hold the map's integer for every value of its input's range, and exist exactly
+// where the input is 8-bit and the node maps it (an int16 model has none).
+TEST(ModelIntOps, IntRunTablesAreTheMapsTheyReplace) {
+  const Model m = rnnoise_like();
+  std::vector<std::vector<ModelArray>> calib;
+  for (uint32_t s = 0; s < 2; ++s) calib.push_back(random_inputs(m, 2, 40, 300 + s));
+  for (const char* preset : {"int8", "int16"})
+    for (ScaleKind kind : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier}) {
+      ModelQuantConfig cfg;
+      cfg.preset = preset;
+      cfg.scales = kind;
+      const QuantizedModel qm = QuantizedModel::quantize(m, calib, cfg);
+      const QuantizedModel::Impl& im = qm.impl();
+      const model_detail::IntRun run(im);
+      int activations = 0, rescales = 0;
+      for (size_t n = 0; n < im.model.nodes.size(); ++n) {
+        const ModelNode& node = im.model.nodes[n];
+        const QNode& q = im.qn[n];
+        ASSERT_EQ(run.table8[n].size(), node.inputs.size());
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+          const model_detail::Table8& t = run.table8[n][i];
+          const ModelValueQuant& vx = im.vq[static_cast<size_t>(node.inputs[i])];
+          std::function<int32_t(int32_t)> map;
+          if ((node.op == ModelOp::Tanh || node.op == ModelOp::Sigmoid) && q.lut) map = [&](int32_t x) { return (*q.lut)(x); };
+          if (node.op == ModelOp::Concat && !q.copy[i]) map = [&](int32_t x) { return q.rescale[i](x); };
+          if (node.op == ModelOp::Gru && i == 0 && !q.x_copy) map = [&](int32_t x) { return q.x_in(x); };
+          if (!map || vx.bits != 8) {
+            EXPECT_TRUE(t.empty()) << preset << " node " << node.name << " input " << i;
+            continue;
+          }
+          ASSERT_EQ(t.qmin, vx.qmin());
+          ASSERT_EQ(static_cast<int64_t>(t.y.size()), int64_t{vx.qmax()} - vx.qmin() + 1) << node.name;
+          for (int32_t x = vx.qmin(); x <= vx.qmax(); ++x) ASSERT_EQ(t(x), map(x)) << node.name << " q " << x;
+          (node.op == ModelOp::Concat || node.op == ModelOp::Gru ? rescales : activations) += 1;
+        }
+      }
+      if (std::string(preset) == "int8") {
+        EXPECT_GT(activations, 0) << "no activation table: a useless case";
+        EXPECT_GT(rescales, 0) << "no rescale table: a useless case";
+      } else {
+        EXPECT_EQ(activations + rescales, 0);
+      }
+    }
 }
 
 // Softmax: |deq(y) - softmax(deq(x))| <= 1/2 LSB + (C + 1) 2^-31, and <= 1 LSB where y
