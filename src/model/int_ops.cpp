@@ -65,14 +65,19 @@ void accumulate_requant(const QNode& q, const ConvIo& io, const PackedB& b, cons
   const int64_t rows = a.rows, n = bp.n;
   grow(acc, rows * n);
   gemm_detail::accumulate(bp, a, acc.data(), n);
-  const std::span<const int64_t> colsum = b.colsum();
+  // Every constant in a local: y's int32 stores could otherwise alias them, and each
+  // element would reload them from memory.
+  const int64_t* colsum = b.colsum().data();
+  const int32_t* bias = q.q_b.empty() ? nullptr : q.q_b.data() + o0;
+  const FixedPointScale* scale = q.requant.data() + o0;
+  const int32_t zp_x = io.zp_x, zp_y = io.zp_y;
+  const IntRange out = io.out;
   for (int64_t r = 0; r < rows; ++r) {
     const Acc* ar = acc.data() + r * n;
     int32_t* yr = y + r * Cout + o0;
     for (int64_t o = 0; o < n; ++o) {
-      const auto k = static_cast<size_t>(o0 + o);
-      const int64_t v = gemm_detail::compensated(ar[o], io.zp_x, colsum[static_cast<size_t>(o)]);
-      yr[o] = gemm_detail::requant_element(v, q.q_b.empty() ? 0 : q.q_b[k], q.requant[k], io.zp_y, io.out);
+      const int64_t v = gemm_detail::compensated(ar[o], zp_x, colsum[o]);
+      yr[o] = gemm_detail::requant_element(v, bias ? bias[o] : 0, scale[o], zp_y, out);
     }
   }
 }
