@@ -1,6 +1,7 @@
 // The quantized model file: integer weights as I8 / I16 safetensors tensors, parameters
 // and shape in __metadata__, so a Q.fixq file is all an integer-only runtime needs.
 #include <cstring>
+#include <deque>
 
 #include "fixq/error.h"
 #include "fixq/file_kind.h"
@@ -96,13 +97,13 @@ int64_t meta_int(const std::map<std::string, std::string>& m, const std::string&
 void QuantizedGru::save(const std::string& path) const {
   const Impl& m = *impl_;
   const GruQuantConfig& cfg = m.params.config;
-  std::vector<std::vector<std::byte>> bufs;
+  // Each view points into its buffer: a deque keeps every buffer where it is as more are added.
+  std::deque<std::vector<std::byte>> bufs;
   std::vector<SafetensorsTensorView> views;
   auto add = [&](const std::string& name, const std::vector<int32_t>& v, int bits, Shape shape) {
     bufs.push_back(narrow(v, bits));
     views.push_back({name, bits <= 8 ? SafetensorsDtype::I8 : SafetensorsDtype::I16, std::move(shape), bufs.back()});
   };
-  bufs.reserve(m.plans.size() * 7);
   for (size_t c = 0; c < m.plans.size(); ++c) {
     const gru_detail::CellPlan& p = m.plans[c];
     const int64_t H3 = 3 * p.hidden_size;

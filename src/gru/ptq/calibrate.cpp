@@ -3,23 +3,12 @@
 
 #include "fixq/error.h"
 #include "fixq/qgru.h"
+#include "gru/ptq/gru_ptq_state.h"
 
 namespace fixq {
 
-namespace {
-
-bool is_parameter(GruOp op) { return op == GruOp::W || op == GruOp::R || op == GruOp::Bx || op == GruOp::Br; }
-
-// A range params_from_ranges accepts: a constant v becomes [min(v, 0), max(v, 0)]
-// (zero is always representable, so nothing is lost), and an all-zero slot [-1, 1]
-// (any scale represents it exactly; this one keeps the ratios to other scales sane).
-Range usable(Range r) {
-  if (r.min < r.max) return r;
-  if (r.min != 0.0f) return {std::min(r.min, 0.0f), std::max(r.max, 0.0f)};
-  return {-1.0f, 1.0f};
-}
-
-}  // namespace
+using ptq_detail::is_parameter;
+using ptq_detail::usable;
 
 QuantParams gru_parameter_params(GruOp op, const GruQuantConfig& config, std::span<const float> values, int64_t rows) {
   require(is_parameter(op), "gru_parameter_params: ", to_string(op), " is not a weight or bias operator (W, R, bx, br)");

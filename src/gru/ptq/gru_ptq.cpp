@@ -12,6 +12,7 @@ namespace fixq {
 using ptq_detail::KeptBatch;
 using ptq_detail::kMethods;
 using ptq_detail::Moments;
+using ptq_detail::usable;
 
 std::string to_string(WeightRounding r) { return r == WeightRounding::Gptq ? "gptq" : "nearest"; }
 
@@ -49,6 +50,12 @@ namespace ptq_detail {
 
 bool is_parameter(GruOp op) { return op == GruOp::W || op == GruOp::R || op == GruOp::Bx || op == GruOp::Br; }
 
+Range usable(Range r) {
+  if (r.min < r.max) return r;
+  if (r.min != 0.0f) return {std::min(r.min, 0.0f), std::max(r.max, 0.0f)};
+  return {-1.0f, 1.0f};
+}
+
 void Moments::add(const float* rows, int64_t count, int64_t d) {
   if (sum.empty()) {
     sum.assign(static_cast<size_t>(d), 0.0);
@@ -85,13 +92,6 @@ std::vector<double> Moments::mean() const {
 }  // namespace ptq_detail
 
 namespace {
-
-// As GruCalibrator: a constant range keeps zero in it, an all-zero one becomes [-1, 1].
-Range usable(Range r) {
-  if (r.min < r.max) return r;
-  if (r.min != 0.0f) return {std::min(r.min, 0.0f), std::max(r.max, 0.0f)};
-  return {-1.0f, 1.0f};
-}
 
 ObserverConfig observer_config(const GruPtqOptions& o, CalibMethod m) {
   ObserverConfig oc;

@@ -19,7 +19,13 @@ namespace ptq_detail {
 constexpr std::array<CalibMethod, 4> kMethods{CalibMethod::MinMax, CalibMethod::Ema, CalibMethod::Percentile,
                                               CalibMethod::Mse};
 
+// W, R, bx, br: the operators whose values are parameters, not activations.
 bool is_parameter(GruOp op);
+
+// A range params_from_ranges accepts: a constant v becomes [min(v, 0), max(v, 0)] (zero is
+// always representable, so nothing is lost), and an all-zero slot [-1, 1] (any scale
+// represents it exactly; this one keeps the ratios to other scales sane).
+Range usable(Range r);
 
 // One calibration batch kept for the output-error searches, time-major.
 struct KeptBatch {
