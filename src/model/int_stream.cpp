@@ -18,6 +18,7 @@ struct QuantizedModelStream::Impl {
   // Kept from step to step, so that a step allocates only what it returns.
   std::unique_ptr<IntRun> run;
   std::vector<std::vector<int32_t>> vals;
+  std::vector<std::string> frame_what;  // per graph input: how its frames' errors name it
 };
 
 QuantizedModelStream::QuantizedModelStream(const QuantizedModel& model, int64_t batch,
@@ -46,6 +47,8 @@ QuantizedModelStream::QuantizedModelStream(const QuantizedModel& model, int64_t 
   impl_->state = initial_int_state(m, vals, batch);
   impl_->run = std::make_unique<IntRun>(m);
   impl_->vals.resize(m.model.values.size());
+  for (int vi : m.model.inputs)
+    impl_->frame_what.push_back("QuantizedModelStream::step: frame of " + input_name(m.model.values[static_cast<size_t>(vi)]));
 }
 
 QuantizedModelStream::~QuantizedModelStream() = default;
@@ -64,7 +67,7 @@ std::vector<ModelIntArray> QuantizedModelStream::step_raw(const std::vector<Mode
     const int vi = model.inputs[i];
     const ModelValue& v = model.values[static_cast<size_t>(vi)];
     if (v.kind != ValueKind::Sequence) continue;
-    const std::string what = "QuantizedModelStream::step: frame of " + input_name(v);
+    const std::string& what = impl_->frame_what[i];
     check_frame_shape(v, frames[i].shape, frames[i].data.size(), B, what);
     check_int_values(m, vi, frames[i], what);
     vals[static_cast<size_t>(vi)] = frames[i].data;
@@ -100,7 +103,7 @@ std::vector<ModelArray> QuantizedModelStream::step(const std::vector<ModelArray>
       q.push_back({});
       continue;
     }
-    const std::string what = "QuantizedModelStream::step: frame of " + input_name(v);
+    const std::string& what = impl_->frame_what[i];
     check_frame_shape(v, frames[i].shape, frames[i].data.size(), B, what);
     q.push_back(quantize_array(m, vi, frames[i], B, what));
   }
