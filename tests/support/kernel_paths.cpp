@@ -21,8 +21,8 @@ void install_emulated_kernels() {
 }  // namespace
 
 // The families whose files tests/CMakeLists.txt compiles against SIMDe: *_avx512*.cpp (SIMDe
-// has no AMX).
-bool has_emulation(Isa isa) { return to_string(isa).rfind("avx512", 0) == 0; }
+// has no AMX), in the builds that emulate the library's kernels (FIXQ_EMULATE_KERNELS).
+bool has_emulation(Isa isa) { return FIXQ_KERNELS_EMULATED && to_string(isa).rfind("avx512", 0) == 0; }
 
 std::string KernelPath::name() const { return to_string(isa) + (emulated ? "_simde" : ""); }
 
