@@ -66,7 +66,9 @@ void run_gru(const ModelNode& node, const QNode& q, std::vector<std::vector<int3
   } else if (q.x_copy) {
     gru_input_as<int8_t>(x, B, T, C, buf.in, same);
   } else if (!x_table.empty()) {
-    gru_input_as<int8_t>(x, B, T, C, buf.in, x_table);
+    const int32_t lo = x_table.qmin;  // in locals: the int8 stores may alias anything
+    const int32_t* t = x_table.y.data();
+    gru_input_as<int8_t>(x, B, T, C, buf.in, [t, lo](int32_t v) { return t[v - lo]; });
   } else {
     gru_input_as<int8_t>(x, B, T, C, buf.in, rescale);
   }
@@ -193,7 +195,7 @@ void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_
       case ModelOp::Sigmoid: {
         const int32_t* x = in(0).data();
         if (!table[0].empty())
-          for (int64_t i = 0; i < count; ++i) y[static_cast<size_t>(i)] = table[0](x[i]);
+          table[0].apply(x, count, y.data());
         else
           for (int64_t i = 0; i < count; ++i) y[static_cast<size_t>(i)] = (*q.lut)(x[i]);
         break;
@@ -214,7 +216,7 @@ void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_
             const int32_t* xr = x + r * ci;
             int32_t* yr = yo + r * C;
             if (q.copy[i]) std::copy_n(xr, ci, yr);
-            else if (!table[i].empty()) for (int64_t c = 0; c < ci; ++c) yr[c] = table[i](xr[c]);
+            else if (!table[i].empty()) table[i].apply(xr, ci, yr);
             else for (int64_t c = 0; c < ci; ++c) yr[c] = q.rescale[i](xr[c]);
           }
           off += ci;

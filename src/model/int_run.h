@@ -18,6 +18,12 @@ struct Table8 {
   std::vector<int32_t> y;  // by q - qmin
   bool empty() const { return y.empty(); }
   int32_t operator()(int32_t q) const { return y[static_cast<size_t>(q - qmin)]; }
+  // y[i] = map(x[i]) for i < n, with the table's bounds in locals (y's stores could alias them).
+  void apply(const int32_t* x, int64_t n, int32_t* out) const {
+    const int32_t lo = qmin;
+    const int32_t* t = y.data();
+    for (int64_t i = 0; i < n; ++i) out[i] = t[x[i] - lo];
+  }
 };
 
 struct IntRun {
