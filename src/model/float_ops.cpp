@@ -45,7 +45,7 @@ void push_history(std::vector<E>& hist, const E* x, int64_t B, int64_t T, int64_
   for (int64_t b = 0; b < B; ++b) {
     E* h = hist.data() + b * P * C;
     if (keep > 0) std::memmove(h, h + (P - keep) * C, sizeof(E) * static_cast<size_t>(keep * C));
-    std::memcpy(h + keep * C, x + (b * T + T - from_x) * C, sizeof(E) * static_cast<size_t>(from_x * C));
+    if (from_x > 0) std::memcpy(h + keep * C, x + (b * T + T - from_x) * C, sizeof(E) * static_cast<size_t>(from_x * C));
   }
 }
 template void push_history(std::vector<float>&, const float*, int64_t, int64_t, int64_t, int64_t);
