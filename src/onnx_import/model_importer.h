@@ -51,6 +51,10 @@ class ModelImporter {
   void cast(const onnx::NodeProto& n);
   void constant_of_shape(const onnx::NodeProto& n);
   void pad(const onnx::NodeProto& n);
+  void flatten(const onnx::NodeProto& n);
+  void equal(const onnx::NodeProto& n);
+  // An If on a constant condition (torch's `if T == 1` of a squeeze): the taken branch's nodes.
+  void if_branch(const onnx::NodeProto& n);
   Data state_row_as_frame(const onnx::NodeProto& n, const Data& d, int64_t row);
 
   // ---- helpers (model_onnx.cpp)

@@ -300,6 +300,12 @@ void ModelImporter::gather(const onnx::NodeProto& n) {
     Data d = t.data;
     const int64_t a = axis_of(n, axis, static_cast<int64_t>(d.axes.size()));
     const int64_t index = idx.known_ints("Gather's index")[0];
+    if (role(d.axes[static_cast<std::size_t>(a)]) == kU && (index == 0 || index == -1)) {
+      // y[:, -1:][:, 0]: the one element of an axis of extent 1 drops that axis.
+      d.axes.erase(d.axes.begin() + a);
+      set_data(n, 0, d);
+      return;
+    }
     if (role(d.axes[static_cast<std::size_t>(a)]) != kT || index != -1 || d.pad_left != 0 || d.trail != 0 || d.last_frame)
       fail_node(n, "gathers index ", index, " of axis ", a, " of ", axes_str(d),
                 "; fixq supports Gather of a sequence's last frame only (index -1 of its time axis)");
@@ -400,6 +406,76 @@ void ModelImporter::pad(const onnx::NodeProto& n) {
     d.pad_node = label(n);
   }
   set_data(n, 0, d);
+}
+
+void ModelImporter::flatten(const onnx::NodeProto& n) {
+  Tensor t = input(n, 0);
+  if (t.kind == Tensor::Inner) {
+    set_output(n, 0, std::move(t));
+    return;
+  }
+  if (t.kind == Tensor::Zeros) fail_node(n, "flattens zeros of the data's shape; fixq supports that only as a GRU's initial state");
+  const auto rank = static_cast<int64_t>(t.kind == Tensor::Const ? t.constant.dims.size() : t.data.axes.size());
+  // axis may equal rank (ONNX: [numel, 1]), so it is normalized against rank + 1.
+  int64_t axis = int_attribute(n, "axis", 1);
+  if (axis < -rank || axis > rank) fail_node(n, "axis ", axis, " is out of range for rank ", rank);
+  if (axis < 0) axis += rank;
+  if (t.kind == Tensor::Const) {
+    const Shape& dims = t.constant.dims;
+    const int64_t outer = numel(Shape(dims.begin(), dims.begin() + axis));
+    const int64_t inner = numel(Shape(dims.begin() + axis, dims.end()));
+    t.constant = fold_reshape(t.constant, {outer, inner});
+    set_output(n, 0, std::move(t));
+    return;
+  }
+  // On the data: each half keeps at most one axis other than 1 (a bidirectional GRU's
+  // directions and hidden axes join to its features), as Reshape does.
+  Data out = t.data;
+  out.axes.clear();
+  for (const auto& [first, last] : {std::pair<int64_t, int64_t>{0, axis}, {axis, rank}}) {
+    std::vector<int> kept;
+    for (int64_t a = first; a < last; ++a)
+      if (role(t.data.axes[static_cast<std::size_t>(a)]) != kU) kept.push_back(t.data.axes[static_cast<std::size_t>(a)]);
+    if (kept.size() == 2 && role(kept[0]) == kD && role(kept[1]) == kH) kept = {kC};
+    if (kept.size() > 1)
+      fail_node(n, "flattens ", axes_str(t.data), " at axis ", axis, "; fixq supports a Flatten that keeps the batch, time "
+                "and feature axes apart (each half holding one of them, besides axes of 1)");
+    out.axes.push_back(kept.empty() ? kU : kept[0]);
+  }
+  set_data(n, 0, out);
+}
+
+void ModelImporter::equal(const onnx::NodeProto& n) {
+  Tensor t;
+  t.constant = fold_equal(const_input(n, 0, "first operand"), const_input(n, 1, "second operand"));
+  set_output(n, 0, std::move(t));
+}
+
+void ModelImporter::if_branch(const onnx::NodeProto& n) {
+  const Folded& c = const_input(n, 0, "condition");
+  if (c.size() != 1) fail_node(n, "its condition has ", c.size(), " elements, not 1");
+  const bool taken = c.is_float ? c.floats[0] != 0.0f : c.known_ints("its condition")[0] != 0;
+  const char* which = taken ? "then_branch" : "else_branch";
+  const onnx::AttributeProto* a = attribute(n, which);
+  if (a == nullptr || !a->has_g()) fail_node(n, "has no ", which, " graph");
+  const onnx::GraphProto& g = a->g();
+  if (g.output_size() != n.output_size())
+    fail_node(n, "its ", which, " has ", g.output_size(), " outputs for the node's ", n.output_size());
+  for (const onnx::TensorProto& init : g.initializer()) {
+    Tensor k;
+    k.constant = folded_from_proto(init, "tensor '" + gguf::printable(init.name()) + "'");
+    if (!tensors_.emplace(init.name(), std::move(k)).second)
+      fail_node(n, "its ", which, " redefines '", gguf::printable(init.name()), "'");
+  }
+  // The branch's nodes read the outer graph's tensors by name, as the outer nodes do.
+  for (int i = 0; i < g.node_size(); ++i) visit(g.node(i), i);
+  for (int i = 0; i < n.output_size(); ++i) {
+    const auto it = tensors_.find(g.output(i).name());
+    if (it == tensors_.end())
+      fail_node(n, "its ", which, " output '", gguf::printable(g.output(i).name()), "' is computed by no node");
+    Tensor out = it->second;
+    set_output(n, i, std::move(out));
+  }
 }
 
 }  // namespace fixq::onnx_import

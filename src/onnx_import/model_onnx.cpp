@@ -17,8 +17,8 @@ namespace {
 
 constexpr const char* kSupported =
     "fixq imports Gemm, MatMul (+ Add), Conv, GRU, Add, Mul, Tanh, Sigmoid, Relu, Concat, Split, Slice, Softmax and "
-    "the layout operators Transpose, Reshape, Squeeze, Unsqueeze, Identity, Pad (before a Conv), Shape, Gather, Cast, "
-    "ConstantOfShape";
+    "the layout operators Transpose, Reshape, Flatten, Squeeze, Unsqueeze, Identity, Pad (before a Conv), Shape, Gather, "
+    "Cast, ConstantOfShape, and Equal / If on constant shapes";
 
 // A dim_param that names the batch or the time axis (torch's dynamic_axes names).
 int axis_by_name(std::string name) {
@@ -28,6 +28,17 @@ int axis_by_name(std::string name) {
       name.find("frame") != std::string::npos || name.find("len") != std::string::npos || name.find("step") != std::string::npos)
     return kT;
   return -1;
+}
+
+// The tensors a node reads: its inputs and, for an If, what its branches' nodes read
+// (a branch reads the outer graph's tensors by name).
+std::vector<std::string> reads(const onnx::NodeProto& n) {
+  std::vector<std::string> out(n.input().begin(), n.input().end());
+  for (const onnx::AttributeProto& a : n.attribute())
+    if (a.has_g())
+      for (const onnx::NodeProto& m : a.g().node())
+        for (const std::string& i : reads(m)) out.push_back(i);
+  return out;
 }
 
 }  // namespace
@@ -224,7 +235,7 @@ std::set<const onnx::NodeProto*> ModelImporter::live_nodes() const {
     if (it == produced_at_.end()) continue;
     const onnx::NodeProto& n = graph_.node(it->second);
     if (!live.insert(&n).second) continue;
-    for (const std::string& i : n.input())
+    for (const std::string& i : reads(n))
       if (!i.empty()) todo.push_back(i);
   }
   return live;
@@ -352,6 +363,9 @@ void ModelImporter::visit(const onnx::NodeProto& n, int index) {
     else if (op == "Cast") cast(n);
     else if (op == "ConstantOfShape") constant_of_shape(n);
     else if (op == "Pad") pad(n);
+    else if (op == "Flatten") flatten(n);
+    else if (op == "Equal") equal(n);
+    else if (op == "If") if_branch(n);
     else fail_node(n, "operator ", gguf::printable(op), " is not supported; ", kSupported);
   } catch (const Error& e) {
     // Messages of the folding helpers have no prefix yet; the importer's own have one.
@@ -366,7 +380,7 @@ Model ModelImporter::run() {
   const std::set<const onnx::NodeProto*> live = live_nodes();
   for (const onnx::NodeProto& n : graph_.node())
     if (live.count(&n))
-      for (const std::string& i : n.input()) ++consumers_[i];
+      for (const std::string& i : reads(n)) ++consumers_[i];
   for (const onnx::ValueInfoProto& o : graph_.output()) ++consumers_[o.name()];
   chains_ = find_chains(where_, graph_, constants_, true);
   for (std::size_t c = 0; c < chains_.size(); ++c)

@@ -201,6 +201,20 @@ Folded fold_cast(const Folded& x, bool to_float) {
   return out;
 }
 
+Folded fold_equal(const Folded& a, const Folded& b) {
+  if (a.is_float || b.is_float) fail("Equal of float constants (fixq folds integer shape comparisons only)");
+  if (a.size() != b.size() && a.size() != 1 && b.size() != 1)
+    fail("Equal of shapes ", shape_str(a.dims), " and ", shape_str(b.dims));
+  Folded out = a.size() >= b.size() ? a : b;
+  for (std::size_t i = 0; i < out.ints.size(); ++i) {
+    const Dim x = a.ints[a.size() == 1 ? 0 : i], y = b.ints[b.size() == 1 ? 0 : i];
+    if (x.known() != y.known() || (!x.known() && x.sym != y.sym))
+      fail("Equal compares the batch or time size of the data, which fixq does not know until it runs");
+    out.ints[i] = Dim{x == y ? 1 : 0};
+  }
+  return out;
+}
+
 Folded fold_arith(const std::string& op, const Folded& a, const Folded& b) {
   if (a.is_float || b.is_float) fail(op, " of float constants (fixq folds integer shape arithmetic only)");
   if (a.size() != b.size() && a.size() != 1 && b.size() != 1)

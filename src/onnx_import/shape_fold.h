@@ -48,6 +48,9 @@ Folded fold_gather(const Folded& x, const Folded& indices, int64_t axis);
 Folded fold_cast(const Folded& x, bool to_float);
 // Add, Sub, Mul, Div of two tensors of one shape, or one of them a single element.
 Folded fold_arith(const std::string& op, const Folded& a, const Folded& b);
+// Equal of two integer tensors as fold_arith pairs them: 1 where equal, else 0. A symbolic
+// size equals itself only (torch's `if T == 1` around a squeeze of y[:, -1:]).
+Folded fold_equal(const Folded& a, const Folded& b);
 
 // Slice's start and end for an axis of `extent` (ONNX's clamping rules), into start / end.
 void normalize_slice(int64_t extent, int64_t step, int64_t& start, int64_t& end);

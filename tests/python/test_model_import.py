@@ -77,17 +77,26 @@ class Kws(nn.Module):
 
 
 class KwsLastFrame(nn.Module):
-    """A keyword spotter reading the GRU's output at the last step: y[:, -1] (Gather) or
-    y[:, -1:] then squeeze (Slice + Squeeze), then Linear -> softmax."""
+    """A keyword spotter reading the GRU's output at the last step, in each form a head writes
+    it, then Linear -> softmax. torch 1.13 exports y[:, -1] and y.select(1, -1) as Gather -1;
+    y[:, -1:].squeeze(1) as Slice [-1:] then an If on Equal(T', 1) of the sliced shape (its
+    then-branch the Squeeze); y[:, -1:][:, 0] as Slice + Gather 0; flatten / reshape of
+    y[:, -1:] as Slice + Flatten / Reshape. Time-major (y[-1], y[-1:].squeeze(0)) as well."""
+
+    FORMS = ["gather", "select", "slice_squeeze", "slice_gather", "slice_flatten", "slice_reshape", "tm_gather",
+             "tm_slice_squeeze"]
 
     def __init__(self, how):
         super().__init__()
-        self.how = how
-        self.gru, self.fc = nn.GRU(8, 12, batch_first=True), nn.Linear(12, 5)
+        self.how, self.batch_first = how, not how.startswith("tm_")
+        self.gru, self.fc = nn.GRU(8, 12, batch_first=self.batch_first), nn.Linear(12, 5)
 
-    def forward(self, x):  # [B, T, C]
+    def forward(self, x):  # [B, T, C], or [T, B, C] for the tm_ forms
         y, _ = self.gru(x)
-        last = y[:, -1] if self.how == "gather" else y[:, -1:].squeeze(1)
+        last = {"gather": lambda: y[:, -1], "select": lambda: y.select(1, -1),
+                "slice_squeeze": lambda: y[:, -1:].squeeze(1), "slice_gather": lambda: y[:, -1:][:, 0],
+                "slice_flatten": lambda: y[:, -1:].flatten(1), "slice_reshape": lambda: y[:, -1:].reshape(-1, 12),
+                "tm_gather": lambda: y[-1], "tm_slice_squeeze": lambda: y[-1:].squeeze(0)}[self.how]()
         return torch.softmax(self.fc(last), -1)
 
 
@@ -203,19 +212,30 @@ def test_keyword_spotter_last_state(tmp_path, opset):
 
 
 @pytest.mark.parametrize("opset", OPSETS)
-# y[:, -1:].squeeze(1) is not among them: torch 1.13 exports a squeeze of a dynamic axis as If/Equal.
-@pytest.mark.parametrize("how", ["gather"])
+@pytest.mark.parametrize("how", KwsLastFrame.FORMS)
 def test_keyword_spotter_last_frame(tmp_path, opset, how):
     torch.manual_seed(4)
     m = KwsLastFrame(how)
-    f = export(m, (torch.randn(2, 6, 8),), tmp_path / "kws.onnx", opset, (["x"], ["p"]), {"x": {0: "B", 1: "T"}, "p": {0: "B"}})
+    time_major = not m.batch_first
+    x0 = torch.randn(6, 2, 8) if time_major else torch.randn(2, 6, 8)
+    dyn = {"x": {1: "B", 0: "T"} if time_major else {0: "B", 1: "T"}, "p": {0: "B"}}
+    f = export(m, (x0,), tmp_path / "kws.onnx", opset, (["x"], ["p"]), dyn)
+    if how == "slice_squeeze":
+        assert "If" in [n.op_type for n in onnx.load(str(f)).graph.node]  # the form this import folds
     model = fixq.Model.load_onnx(f)
     assert ops(model) == ["gru", "linear", "softmax"]
-    assert model.outputs[0]["layout"] == "BC"
-    x = torch.randn(3, 11, 8)
+    assert [v["layout"] for v in model.inputs + model.outputs] == ["TBC" if time_major else "BTC", "BC"]
+    x = torch.randn(11, 3, 8) if time_major else torch.randn(3, 11, 8)
     got = model.forward([x.numpy()])[0]
     assert got.shape == (3, 5)
     assert max_err(got, torch_out(m, (x,))[0]) < TOL
+    # The integer models within the bounds the CLI test holds them to (cosine to float).
+    rng = np.random.default_rng(4)
+    calib = [rng.standard_normal(x.shape).astype(np.float32) for _ in range(2)]
+    for preset, need in (("int16", 0.9999), ("int8", 0.999)):
+        q = fixq.QuantizedModel.quantize(model, calib, preset=preset, scales="multiplier")
+        a, r = q.forward([x.numpy()])[0].astype(np.float64).ravel(), got.astype(np.float64).ravel()
+        assert a @ r / np.linalg.norm(a) / np.linalg.norm(r) >= need, preset
 
 
 @pytest.mark.parametrize("opset", OPSETS)
@@ -412,6 +432,46 @@ def test_refusals_of_graphs(tmp_path):
     refused([helper.make_node("Relu", ["x"], ["y"], name="r")], "graph input 'x' is not a float32 tensor", inputs=(xi,))
     refused([helper.make_node("Identity", ["k"], ["y"], name="i")], "graph output 'y' is a constant",
             [numpy_helper.from_array(np.ones(4, np.float32), "k")])
+
+    # An If whose condition depends on the data's time size; a Flatten joining batch and time.
+    one = numpy_helper.from_array(np.array(1, np.int64), "one")
+    branch = lambda op, out: helper.make_graph([helper.make_node(op, ["x"], [out], name=out)], out, [],
+                                                [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+    refused([helper.make_node("Shape", ["x"], ["s"], name="shape"), helper.make_node("Gather", ["s", "one"], ["t"], name="g"),
+             helper.make_node("Equal", ["t", "one"], ["c"], name="eq"),
+             helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch("Relu", "yt"), else_branch=branch("Tanh", "ye"))],
+            "node 'eq' (Equal): Equal compares the batch or time size of the data", [one])
+    refused([helper.make_node("Flatten", ["x"], ["y"], name="fl", axis=2)],
+            "node 'fl' (Flatten): flattens [batch, time, features] at axis 2; fixq supports a Flatten that keeps")
+
+
+def test_if_on_a_constant_condition(tmp_path):
+    """An If on a condition that folds (a fixed extent, or a size compared with itself) is its
+    taken branch; the branch reads the outer graph's tensors by name."""
+    branch = lambda op, out: helper.make_graph([helper.make_node(op, ["x"], [out], name=out)], out, [],
+                                                [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+    four = numpy_helper.from_array(np.array(4, np.int64), "four")
+    two = numpy_helper.from_array(np.array(2, np.int64), "two")
+    x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    # Equal(x.shape[2], 4) holds: the then-branch (Relu); Equal(x.shape[2], 2) does not: the else (Tanh).
+    for k, (against, want) in enumerate((("four", "relu"), ("two", "tanh"))):
+        nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+                 helper.make_node("Gather", ["s", "two"], ["c4"], name="g"),
+                 helper.make_node("Equal", ["c4", against], ["c"], name="eq"),
+                 helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch("Relu", "yt"),
+                                  else_branch=branch("Tanh", "ye"))]
+        f = graph_model(tmp_path / f"if{k}.onnx", nodes, [X], [Y], [four, two])
+        model = fixq.Model.load_onnx(f)
+        assert ops(model) == [want]
+        ref = np.maximum(x, 0) if want == "relu" else np.tanh(x)
+        assert max_err(model.forward([x])[0], ref) < TOL
+    # A symbolic size equals itself: Equal(T, T) takes the then-branch.
+    nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+             helper.make_node("Gather", ["s", "one"], ["t"], name="g"),
+             helper.make_node("Equal", ["t", "t"], ["c"], name="eq"),
+             helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch("Relu", "yt"), else_branch=branch("Tanh", "ye"))]
+    f = graph_model(tmp_path / "if_t.onnx", nodes, [X], [Y], [numpy_helper.from_array(np.array(1, np.int64), "one")])
+    assert ops(fixq.Model.load_onnx(f)) == ["relu"]
 
 
 def test_refusals_of_files(tmp_path):
