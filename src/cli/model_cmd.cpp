@@ -1,6 +1,10 @@
 // fixq model quantize | run | eval | info: whole models (fixq/model.h) from the command line.
 // Arrays are .npy files in each graph input's and output's own layout (ValueLayout).
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -15,6 +19,7 @@
 #include "fixq/arith.h"
 #include "fixq/error.h"
 #include "fixq/file_kind.h"
+#include "fixq/gguf_file.h"  // printable()
 #include "fixq/gru_ptq.h"
 #include "fixq/metrics.h"
 #include "fixq/model.h"
@@ -224,11 +229,39 @@ std::vector<float> dequantized(const ModelIntArray& a, const ModelValueQuant& q,
   return out;
 }
 
+// Writes every output to a staging file next to its target, and renames them into place
+// only when all were written: a failure to write (a full disk, a name that cannot be a
+// file, a target that is a directory, all checked before the first rename) leaves DIR's
+// files as they were. Only a rename itself failing midway (same directory, so rare) can
+// leave the outputs before it renamed.
 void save_outputs(const std::string& dir, const Model& m, const std::vector<ModelArray>* f,
                   const std::vector<ModelIntArray>* q) {
-  make_directories(dir, "fixq model run: -o");
+  std::vector<std::string> targets;
   for (size_t o = 0; o < m.outputs.size(); ++o) {
-    const std::string path = dir + "/" + m.values[static_cast<size_t>(m.outputs[o])].name + ".npy";
+    const std::string& name = m.values[static_cast<size_t>(m.outputs[o])].name;
+    require(!name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+                name.find('\0') == std::string::npos,
+            "fixq model run: graph output '", gguf::printable(name), "' cannot be a file name in ", dir,
+            " (it is empty, '.', '..' or holds a '/')");
+    targets.push_back(dir + "/" + name + ".npy");
+    std::error_code ec;
+    require(!std::filesystem::is_directory(targets.back(), ec), "fixq model run: ", targets.back(),
+            " is a directory; it would be output '", gguf::printable(name), "'");
+  }
+  make_directories(dir, "fixq model run: -o");
+  std::vector<std::string> staged;
+  // Removes the staging files unless every rename happened.
+  struct Cleanup {
+    std::vector<std::string>& files;
+    ~Cleanup() {
+      for (const std::string& s : files) ::unlink(s.c_str());
+    }
+  } cleanup{staged};
+  const std::string suffix = ".run." + std::to_string(::getpid());
+  for (size_t o = 0; o < targets.size(); ++o) {
+    const std::filesystem::path t(targets[o]);
+    const std::string path = (t.parent_path() / ("." + t.filename().string() + suffix)).string();
+    staged.push_back(path);
     if (f) {
       save_npy_f32(path, (*f)[o].data.data(), (*f)[o].shape);
     } else if ((*q)[o].bits <= 8) {
@@ -240,8 +273,13 @@ void save_outputs(const std::string& dir, const Model& m, const std::vector<Mode
     } else {
       save_npy_i32(path, (*q)[o].data.data(), (*q)[o].shape);
     }
-    std::printf("%s %s\n", path.c_str(), shape_str(f ? (*f)[o].shape : (*q)[o].shape).c_str());
   }
+  for (size_t o = 0; o < targets.size(); ++o)
+    if (::rename(staged[o].c_str(), targets[o].c_str()) != 0)
+      fail_io(errno, "fixq model run: ", targets[o], ": cannot rename ", staged[o], " over it");
+  staged.clear();
+  for (size_t o = 0; o < targets.size(); ++o)
+    std::printf("%s %s\n", targets[o].c_str(), shape_str(f ? (*f)[o].shape : (*q)[o].shape).c_str());
 }
 
 void run_cmd(const Options& o) {

@@ -135,6 +135,12 @@ expect_fail "--config" "$fixq" model quantize --model "$tmp/m.onnx" --calib "$tm
 # A file that is neither ONNX nor a quantized model is named by its kind (fixq::file_kind).
 expect_fail "is a npy file; fixq model reads an ONNX model or a quantized model (model-quantized" \
   "$fixq" model run --model "$tmp/x.npy" --input "$tmp/x.npy" -o "$tmp/bad7"
+# The second output's target is a directory: the run fails, and the first output (gain) is not
+# written either, nor any staging file left (every output goes to a staging file first).
+mkdir -p "$tmp/bad8/vad.npy"
+expect_fail "bad8/vad.npy is a directory; it would be output 'vad'" \
+  "$fixq" model run --model "$tmp/m.onnx" --input "$tmp/x.npy" -o "$tmp/bad8"
+[[ $(ls -A "$tmp/bad8") == vad.npy ]] || { echo "model cli: a failed run left $(ls -A "$tmp/bad8")" >&2; exit 1; }
 for f in bad1 bad2 bad3 bad4 bad5.fixq bad6.fixq bad7; do
   [[ ! -e "$tmp/$f" ]] || { echo "model cli: a failed command wrote $f" >&2; exit 1; }
 done
