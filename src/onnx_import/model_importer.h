@@ -79,6 +79,9 @@ class ModelImporter {
   void bind(const onnx::NodeProto& n, int axis, int want);
   // Requires d's axes to be `want` (roles), binding open ones; false when they cannot be.
   bool expect_axes(const onnx::NodeProto& n, const Data& d, const std::vector<int>& want);
+  // As expect_axes, or (`unbatched` then true) d has no batch axis and an axis of 1 stands
+  // where `want` has the batch: torch's Unsqueeze of a 2-D [T, C] input to nn.GRU / Conv1d.
+  bool expect_axes_or_unbatched(const onnx::NodeProto& n, const Data& d, const std::vector<int>& want, bool& unbatched);
   int64_t features(const Data& d) const { return model_.values[static_cast<std::size_t>(d.value)].features; }
   // A new Sequence value named after the node's output i, made by a new fixq node.
   int new_value(const onnx::NodeProto& n, int i, int64_t features, ValueKind kind = ValueKind::Sequence);
@@ -105,6 +108,7 @@ class ModelImporter {
   std::map<const onnx::NodeProto*, std::pair<int, int>> gru_layer_;
   std::map<int, int> chain_node_;
   std::map<int, int> chain_state_in_;  // chain -> its initial-state graph input value, or -1
+  std::set<int> unbatched_chains_;     // chains whose X is unbatched: their outputs' batch axis is one of 1
   // Values made by a Linear without bias that an Add may still give one: value -> node.
   std::map<int, int> biasless_linear_;
   Model model_;

@@ -168,6 +168,19 @@ bool ModelImporter::expect_axes(const onnx::NodeProto& n, const Data& d, const s
   return true;
 }
 
+bool ModelImporter::expect_axes_or_unbatched(const onnx::NodeProto& n, const Data& d, const std::vector<int>& want,
+                                             bool& unbatched) {
+  unbatched = false;
+  if (expect_axes(n, d, want)) return true;
+  if (d.axes.size() != want.size()) return false;
+  for (const int a : d.axes)
+    if (role(a) == kB || role(a) >= kFirstOpen) return false;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (role(d.axes[i]) != (want[i] == kB ? kU : want[i])) return false;
+  unbatched = true;  // a [T, C] value runs as batch 1
+  return true;
+}
+
 std::string ModelImporter::axes_str(const Data& d) const {
   std::string s = "[";
   for (std::size_t i = 0; i < d.axes.size(); ++i) {
@@ -269,6 +282,9 @@ void ModelImporter::add_graph_inputs() {
       d.axes = {kS, kB, kC};
       d.row1 = v.rows;
     } else if (rank == 2) {
+      if (fixed[1] < 1 && fixed[0] > 0)
+        where_.fail("graph input '", name, "' is [features, time] (2-D with its first axis fixed); fixq takes a 2-D input "
+                    "as [time, features] only: transpose it inside the model, or give it a batch axis");
       if (fixed[1] < 1) where_.fail("graph input '", name, "' [time, features] has no fixed feature count");
       v.features = fixed[1];
       d.axes = {kT, kC};
@@ -648,7 +664,8 @@ void ModelImporter::conv(const onnx::NodeProto& n) {
   if (pads.size() != 2) fail_node(n, "has ", pads.size(), " pads; a 1-D Conv has 2");
   if (const onnx::AttributeProto* ap = attribute(n, "auto_pad"); ap && ap->s() != "NOTSET" && ap->s() != "VALID")
     fail_node(n, "auto_pad ", gguf::printable(ap->s()), " is not supported; fixq supports explicit pads (NOTSET) or VALID");
-  if (!expect_axes(n, x, {kB, kC, kT}))
+  bool unbatched = false;  // x unsqueezed from [C, T] to [1, C, T]: d keeps that axis of 1
+  if (!expect_axes_or_unbatched(n, x, {kB, kC, kT}, unbatched))
     fail_node(n, "reads its input as ", axes_str(x), "; fixq's Conv1d reads [batch, channels, time]");
   const int64_t cin = features(x);
   if (groups < 1 || cin % groups != 0 || cout % groups != 0 || w.dims[1] * groups != cin)
@@ -721,10 +738,12 @@ void ModelImporter::gru(const onnx::NodeProto& n) {
   if (l == 0) {
     const Data x = data_input(n, 0);
     const std::vector<int> want = g.layout == 0 ? std::vector<int>{kT, kB, kC} : std::vector<int>{kB, kT, kC};
-    if (!expect_axes(n, x, want) || model_.values[static_cast<std::size_t>(x.value)].kind != ValueKind::Sequence ||
-        x.last_frame)
+    bool unbatched = false;
+    if (!expect_axes_or_unbatched(n, x, want, unbatched) ||
+        model_.values[static_cast<std::size_t>(x.value)].kind != ValueKind::Sequence || x.last_frame)
       fail_node(n, "reads X as ", axes_str(x), "; layout ", g.layout, " needs ",
                 g.layout == 0 ? "[time, batch, features]" : "[batch, time, features]");
+    if (unbatched) unbatched_chains_.insert(c);
     auto model = std::make_shared<GruModel>(chain_model(where_, chain, constants_));
     if (model->input_size != features(x))
       fail_node(n, "takes ", model->input_size, " input features, but its X has ", features(x));
@@ -746,6 +765,7 @@ void ModelImporter::gru(const onnx::NodeProto& n) {
     if (x.kind != Tensor::Inner || x.chain != c) fail_node(n, "is a later layer of a GRU but reads another X");
   }
   const ModelNode& m = model_.nodes[static_cast<std::size_t>(chain_node_.at(c))];
+  const int batch = unbatched_chains_.count(c) ? kU : kB;
   if (l + 1 < L) {
     Tensor t;
     t.kind = Tensor::Inner;
@@ -755,13 +775,13 @@ void ModelImporter::gru(const onnx::NodeProto& n) {
     Data y;
     y.value = m.outputs[0];
     const int dir = D == 2 ? kD : kU, hid = D == 2 ? kH : kC;
-    y.axes = g.layout == 0 ? std::vector<int>{kT, dir, kB, hid} : std::vector<int>{kB, kT, dir, hid};
+    y.axes = g.layout == 0 ? std::vector<int>{kT, dir, batch, hid} : std::vector<int>{batch, kT, dir, hid};
     set_data(n, 0, y);
   }
   if (n.output_size() > 1 && !n.output(1).empty()) {
     Data h;
     h.value = m.outputs[1];
-    h.axes = g.layout == 0 ? std::vector<int>{kS, kB, kC} : std::vector<int>{kB, kS, kC};
+    h.axes = g.layout == 0 ? std::vector<int>{kS, batch, kC} : std::vector<int>{batch, kS, kC};
     h.row0 = l * D;
     h.row1 = (l + 1) * D;
     set_data(n, 1, h);

@@ -238,6 +238,52 @@ def test_keyword_spotter_last_frame(tmp_path, opset, how):
         assert a @ r / np.linalg.norm(a) / np.linalg.norm(r) >= need, preset
 
 
+class Unbatched(nn.Module):
+    """torch's 2-D (unbatched) inputs: a [T, C] input into Conv1d (through x.t(), as Conv1d
+    takes [C, T]) and into a two-layer nn.GRU (batch_first or not, which torch ignores for
+    2-D input), then Linear: the exporter unsqueezes a batch axis of 1 before the Conv / GRU."""
+
+    def __init__(self, batch_first):
+        super().__init__()
+        self.conv = nn.Conv1d(8, 10, 3, dilation=2)
+        self.gru, self.fc = nn.GRU(10, 12, num_layers=2, batch_first=batch_first), nn.Linear(12, 4)
+
+    def forward(self, x):  # [T, C]
+        t = torch.relu(self.conv(nn.functional.pad(x.t(), (4, 0)))).t()
+        return torch.sigmoid(self.fc(self.gru(t)[0]))
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_unbatched_input_into_conv_and_gru(tmp_path, opset, batch_first):
+    torch.manual_seed(6)
+    m = Unbatched(batch_first)
+    f = export(m, (torch.randn(9, 8),), tmp_path / "u.onnx", opset, (["x"], ["y"]), {"x": {0: "T"}, "y": {0: "T"}})
+    model = fixq.Model.load_onnx(f)
+    assert ops(model) == ["conv1d", "relu", "gru", "linear", "sigmoid"]
+    assert [v["layout"] for v in model.inputs + model.outputs] == ["TC", "TC"]
+    x = torch.randn(23, 8)
+    got = model.forward([x.numpy()])[0]
+    assert got.shape == (23, 4)
+    assert max_err(got, torch_out(m, (x,))[0]) < TOL
+    # The integer model within its bound.
+    rng = np.random.default_rng(6)
+    calib = [rng.standard_normal((40, 8)).astype(np.float32) for _ in range(2)]
+    q = fixq.QuantizedModel.quantize(model, calib, preset="int16", scales="multiplier")
+    a, r = q.forward([x.numpy()])[0].astype(np.float64).ravel(), got.astype(np.float64).ravel()
+    assert a @ r / np.linalg.norm(a) / np.linalg.norm(r) >= 0.9999
+
+
+def test_unbatched_channels_first_input_is_refused(tmp_path):
+    """A 2-D [C, T] input (Conv1d's own unbatched form) has no fixq layout: one line says so."""
+    torch.manual_seed(6)
+    conv = nn.Conv1d(8, 6, 3, padding=2)
+    f = export(conv, (torch.randn(8, 9),), tmp_path / "ct.onnx", 13, (["x"], ["y"]), {"x": {1: "T"}, "y": {1: "T"}})
+    with pytest.raises(ValueError) as e:
+        fixq.Model.load_onnx(f)
+    assert "\n" not in str(e.value) and "graph input 'x' is [features, time]" in str(e.value), str(e.value)
+
+
 @pytest.mark.parametrize("opset", OPSETS)
 def test_initial_and_final_state(tmp_path, opset):
     torch.manual_seed(3)
