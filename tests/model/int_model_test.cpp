@@ -27,18 +27,6 @@ const GraphCase kGraphs[] = {
     {"kws_last_frame", kws_last_frame_model, 0.999},
 };
 
-std::vector<std::vector<ModelArray>> calib_batches(const Model& m) {
-  std::vector<std::vector<ModelArray>> b;
-  for (uint32_t s = 0; s < 4; ++s) b.push_back(random_inputs(m, 4, 40, 100 + s));
-  return b;
-}
-
-ModelQuantConfig config(const char* preset, ScaleKind kind) {
-  ModelQuantConfig c;
-  c.preset = preset;
-  c.scales = kind;
-  return c;
-}
 
 void expect_stream_equals_forward(const Model& m, const QuantizedModel& q, const std::vector<ModelArray>& in, int64_t B,
                                   int64_t T);
@@ -49,7 +37,7 @@ TEST_P(QuantizedGraph, CloseToFloatAndStreamsBitForBit) {
   const auto [gi, preset, kind] = GetParam();
   const GraphCase& gc = kGraphs[gi];
   const Model m = gc.make();
-  const QuantizedModel q = QuantizedModel::quantize(m, calib_batches(m), config(preset, kind));
+  const QuantizedModel q = QuantizedModel::quantize(m, calib_batches(m), quant_config(preset, kind));
   const int64_t B = 3, T = 37;
   const auto in = random_inputs(m, B, T, 7);
   const auto ref = model_forward(m, in);
@@ -129,7 +117,7 @@ TEST(QuantizedModelGraph, BidirectionalGruWholeSequenceOnly) {
   g.output(g.linear("post", y, 5));
   const auto calib = calib_batches(g.m);
   for (const char* preset : {"int8", "int16"}) {
-    const QuantizedModel q = QuantizedModel::quantize(g.m, calib, config(preset, ScaleKind::Multiplier));
+    const QuantizedModel q = QuantizedModel::quantize(g.m, calib, quant_config(preset, ScaleKind::Multiplier));
     const auto in = random_inputs(g.m, 2, 25, 9);
     const OutputError e = output_error(model_forward(g.m, in)[0].data, q.forward(in)[0].data);
     std::printf("[measure] bigru %s multiplier: cosine %.7f SNR %.2f dB\n", preset, e.cosine, e.snr_db);
@@ -141,7 +129,7 @@ TEST(QuantizedModelGraph, BidirectionalGruWholeSequenceOnly) {
 // One model, many threads: every thread gets the single-threaded bits.
 TEST(QuantizedModelGraph, OneModelServesManyThreads) {
   const Model m = kws_model();
-  const QuantizedModel q = QuantizedModel::quantize(m, calib_batches(m), config("int8", ScaleKind::PowerOfTwo));
+  const QuantizedModel q = QuantizedModel::quantize(m, calib_batches(m), quant_config("int8", ScaleKind::PowerOfTwo));
   const auto in = random_inputs(m, 2, 20, 4);
   const auto want = q.forward(in);
   std::vector<std::vector<ModelArray>> got(6);
@@ -175,7 +163,7 @@ TEST(QuantizedModelGraph, OneModelServesManyThreads) {
 
 TEST(QuantizedModelGraph, InputsAreChecked) {
   const Model m = glu_model();
-  const QuantizedModel q = QuantizedModel::quantize(m, calib_batches(m), config("int8", ScaleKind::PowerOfTwo));
+  const QuantizedModel q = QuantizedModel::quantize(m, calib_batches(m), quant_config("int8", ScaleKind::PowerOfTwo));
   auto in = random_inputs(m, 1, 4, 2);
   in[0].data[3] = NAN;
   try {
@@ -196,7 +184,7 @@ TEST(QuantizedModelGraph, InputsAreChecked) {
 TEST(QuantizedModelGraph, InfoListsOperatorsAndIoParameters) {
   const Model m = kws_model();
   for (const char* preset : {"int8", "int16"}) {
-    const QuantizedModel q = QuantizedModel::quantize(m, calib_batches(m), config(preset, ScaleKind::Multiplier));
+    const QuantizedModel q = QuantizedModel::quantize(m, calib_batches(m), quant_config(preset, ScaleKind::Multiplier));
     const QuantizedModelInfo info = q.info();
     const int bits = std::string(preset) == "int16" ? 16 : 8;
     ASSERT_EQ(info.ops.size(), m.nodes.size());

@@ -250,6 +250,25 @@ inline std::vector<ModelArray> random_inputs(const Model& m, int64_t B, int64_t 
   return out;
 }
 
+// The tests' calibration: 4 batches of random_inputs (B = 4, T = 40, seeds 100..103), every
+// value moved by `offset` (a mean away from 0).
+inline std::vector<std::vector<ModelArray>> calib_batches(const Model& m, float offset = 0.0f) {
+  std::vector<std::vector<ModelArray>> b;
+  for (uint32_t s = 0; s < 4; ++s) {
+    b.push_back(random_inputs(m, 4, 40, 100 + s));
+    for (ModelArray& a : b.back())
+      for (float& x : a.data) x += offset;
+  }
+  return b;
+}
+
+inline ModelQuantConfig quant_config(const char* preset, ScaleKind kind) {
+  ModelQuantConfig c;
+  c.preset = preset;
+  c.scales = kind;
+  return c;
+}
+
 // Frame t of every input as a stream takes it ([B, C]; State inputs empty).
 inline std::vector<ModelArray> frame_of(const Model& m, const std::vector<ModelArray>& in, int64_t B, int64_t T, int64_t t) {
   std::vector<ModelArray> f;

@@ -17,22 +17,6 @@
 namespace fixq::test {
 namespace {
 
-std::vector<std::vector<ModelArray>> calib_batches(const Model& m, float offset = 0.0f) {
-  std::vector<std::vector<ModelArray>> b;
-  for (uint32_t s = 0; s < 4; ++s) {
-    b.push_back(random_inputs(m, 4, 40, 100 + s));
-    for (ModelArray& a : b.back())
-      for (float& x : a.data) x += offset;
-  }
-  return b;
-}
-
-ModelQuantConfig config(const char* preset, ScaleKind kind) {
-  ModelQuantConfig c;
-  c.preset = preset;
-  c.scales = kind;
-  return c;
-}
 
 // One layer between an input and an output: Linear [N, K], or a Conv1d.
 Model one_layer(bool conv, int64_t Cin, int64_t Cout, int64_t k, int64_t d, int64_t groups, bool bias) {
@@ -115,7 +99,7 @@ TEST_P(DenseQuant, GptqBeatsNearestAndBiasCorrectionRemovesTheMeanError) {
   const auto calib = calib_batches(m, 0.5f);  // a mean away from 0: rounding then biases the output
   const Windows w = windows(m.nodes[0], calib);
   auto run = [&](WeightRounding r, bool bc) {
-    ModelQuantConfig c = config("int16", kind);
+    ModelQuantConfig c = quant_config("int16", kind);
     c.rounding = r;
     c.bias_correction = bc;
     c.range_search = false;
@@ -136,7 +120,7 @@ TEST_P(DenseQuant, GptqBeatsNearestAndBiasCorrectionRemovesTheMeanError) {
   // Bias correction: the mean error of every output within the int32 bias's rounding (half
   // a step of S_x S_w[o]) and float noise; without it, some output is far off that.
   const LayerError corrected = run(WeightRounding::Gptq, true);
-  ModelQuantConfig c = config("int16", kind);
+  ModelQuantConfig c = quant_config("int16", kind);
   c.range_search = false;
   const QuantizedModel q = QuantizedModel::quantize(m, calib, c);
   const float s_x = q.impl().vq[static_cast<size_t>(m.inputs[0])].scale[0];
@@ -164,10 +148,10 @@ INSTANTIATE_TEST_SUITE_P(Layers, DenseQuant,
 TEST(DenseQuant, CorrectionAddsABiasWhereThereIsNone) {
   const Model m = one_layer(false, 48, 16, 1, 1, 1, false);
   const auto calib = calib_batches(m, 0.5f);
-  const QuantizedModel q = QuantizedModel::quantize(m, calib, config("int8", ScaleKind::PowerOfTwo));
+  const QuantizedModel q = QuantizedModel::quantize(m, calib, quant_config("int8", ScaleKind::PowerOfTwo));
   EXPECT_EQ(q.impl().qn[0].q_b.size(), 16u);
   EXPECT_EQ(model_forward(q.model(), calib[0])[0].data, model_forward(m, calib[0])[0].data);
-  ModelQuantConfig c = config("int8", ScaleKind::PowerOfTwo);
+  ModelQuantConfig c = quant_config("int8", ScaleKind::PowerOfTwo);
   c.bias_correction = false;
   EXPECT_TRUE(QuantizedModel::quantize(m, calib, c).impl().qn[0].q_b.empty());
 }
@@ -177,7 +161,7 @@ TEST(DenseQuant, CorrectionAddsABiasWhereThereIsNone) {
 TEST(DenseQuant, PlainCalibrationIsRoundToNearest) {
   const Model m = one_layer(true, 24, 16, 3, 1, 1, true);
   const auto calib = calib_batches(m);
-  ModelQuantConfig c = config("int8", ScaleKind::PowerOfTwo);
+  ModelQuantConfig c = quant_config("int8", ScaleKind::PowerOfTwo);
   c.rounding = WeightRounding::Nearest;
   c.bias_correction = false;
   c.range_search = false;
@@ -238,10 +222,10 @@ TEST_P(RangeSearch, NeverWorseThanTheObserverOnItsObjective) {
   const ScaleKind kind = std::get<2>(GetParam());
   const Model m = gc.make();
   const auto calib = calib_batches(m);
-  ModelQuantConfig off = config(preset, kind);
+  ModelQuantConfig off = quant_config(preset, kind);
   off.range_search = false;
   const QuantizedModel observed = QuantizedModel::quantize(m, calib, off);
-  const QuantizedModel searched = QuantizedModel::quantize(m, calib, config(preset, kind));
+  const QuantizedModel searched = QuantizedModel::quantize(m, calib, quant_config(preset, kind));
   double cos_obs = 0, cos_search = 0;
   const double e_obs = objective(m, observed, calib, &cos_obs), e_search = objective(m, searched, calib, &cos_search);
   std::printf("[measure] %s %s %s: objective %.3e observer, %.3e searched (cosine %.6f, %.6f)\n", gc.name, preset,
@@ -270,20 +254,20 @@ TEST(AutoBits, EightBitsWhereTheyDoAndTheTargetWhereNot) {
   for (const auto& [gc, kind] : cases) {
     const Model m = gc.make();
     const auto calib = calib_batches(m);
-    const QuantizedModel int8 = QuantizedModel::quantize(m, calib, config("int8", kind));
-    const QuantizedModel int16 = QuantizedModel::quantize(m, calib, config("int16", kind));
+    const QuantizedModel int8 = QuantizedModel::quantize(m, calib, quant_config("int8", kind));
+    const QuantizedModel int16 = QuantizedModel::quantize(m, calib, quant_config("int16", kind));
     double cos8 = 0, cos16 = 0;
     objective(m, int8, calib, &cos8);
     objective(m, int16, calib, &cos16);
 
-    ModelQuantConfig easy = config("auto", kind);
+    ModelQuantConfig easy = quant_config("auto", kind);
     easy.target_cosine = cos8 - 1e-6;
     const QuantizedModel a8 = QuantizedModel::quantize(m, calib, easy);
     for (const auto& op : a8.info().ops) EXPECT_EQ(op.bits, 8) << gc.name << " " << op.name;
     EXPECT_EQ(a8.forward(calib[0])[0].data, int8.forward(calib[0])[0].data) << gc.name;
 
     // Halfway (in dB of 1 - cosine) between int8 and int16.
-    ModelQuantConfig hard = config("auto", kind);
+    ModelQuantConfig hard = quant_config("auto", kind);
     hard.target_cosine = 1.0 - std::sqrt((1.0 - cos8) * (1.0 - cos16));
     const QuantizedModel a = QuantizedModel::quantize(m, calib, hard);
     double cos = 0;
@@ -324,13 +308,13 @@ TEST(ModelQuantConfigTest, BadConfigsAreRefusedNamingTheField) {
     return std::string("(no error)");
   };
   for (double t : {0.0, -0.5, 1.0000001, 2.0, double(NAN), double(INFINITY)}) {
-    ModelQuantConfig c = config("auto", ScaleKind::PowerOfTwo);
+    ModelQuantConfig c = quant_config("auto", ScaleKind::PowerOfTwo);
     c.target_cosine = t;
     EXPECT_NE(message(c).find("target cosine must be in (0, 1]"), std::string::npos) << t << ": " << message(c);
   }
-  EXPECT_NE(message(config("int4", ScaleKind::PowerOfTwo)).find("must be int8, int16 or auto, got 'int4'"),
+  EXPECT_NE(message(quant_config("int4", ScaleKind::PowerOfTwo)).find("must be int8, int16 or auto, got 'int4'"),
             std::string::npos);
-  ModelQuantConfig c = config("int8", ScaleKind::PowerOfTwo);
+  ModelQuantConfig c = quant_config("int8", ScaleKind::PowerOfTwo);
   c.search_sweeps = 17;
   EXPECT_NE(message(c).find("search_sweeps"), std::string::npos);
 }
