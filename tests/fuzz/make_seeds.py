@@ -12,7 +12,7 @@ Valid files come from fixq's own writers where fixq has one (tools/export_gru.py
 GRUs, `build/bin/fixq gru quantize` for quantized ones; build/ must be built) and from
 the format definitions otherwise; the .npy and safetensors goldens of tests/io/data are
 copied. The output is deterministic (fixed seeds); run from anywhere with Debian's
-/usr/bin/python3 (numpy, torch):
+/usr/bin/python3 (numpy, torch), FIXQ_BIN naming another build's fixq than build/bin/fixq:
   /usr/bin/python3 tests/fuzz/make_seeds.py
 Files named by libFuzzer (40 hex digits) are left alone; seed-* files are rewritten.
 """
@@ -29,7 +29,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus")
-FIXQ = os.path.join(ROOT, "build", "bin", "fixq")
+FIXQ = os.environ.get("FIXQ_BIN", os.path.join(ROOT, "build", "bin", "fixq"))  # FIXQ_BIN: another build's
 
 
 def out(target, name, data, prefix="seed-", root=CORPUS):
@@ -234,6 +234,39 @@ def onnx_model_seeds(tmp):
                 (variants if opset == 17 else out)("onnx_model", "%s-%d.onnx" % (name, opset), f.read())
 
 
+def model_seeds(tmp):
+    """model: a version 2 model-quantized file, the preset auto's (docs/spec.md 10.6), from
+    `fixq model quantize --config auto` on a tiny Linear + tanh + GRU + sigmoid head, and
+    its damaged variants. (The version 1 seeds, *_int8_* / *_int16_*, are test_model's:
+    FIXQ_WRITE_MODEL_SEEDS in tests/model/file_test.cpp.)"""
+    import warnings
+    import torch
+    from torch import nn
+
+    class Small(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.gru, self.head = nn.Linear(2, 3), nn.GRU(3, 2, batch_first=True), nn.Linear(2, 1)
+
+        def forward(self, x):  # [B, T, C]
+            return torch.sigmoid(self.head(self.gru(torch.tanh(self.fc(x)))[0]))
+
+    torch.manual_seed(45)
+    onnx_path, calib, q = (os.path.join(tmp, n) for n in ("small.onnx", "small-calib.npy", "small-auto.fixq"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Small().eval(), (torch.zeros(1, 3, 2),), onnx_path, opset_version=13, input_names=["x"],
+                          output_names=["y"], dynamic_axes={"x": {0: "B", 1: "T"}})
+    np.save(calib, np.random.default_rng(45).standard_normal((4, 8, 2)).astype("<f4"))
+    subprocess.run([FIXQ, "model", "quantize", "--model", onnx_path, "--calib", calib, "--config", "auto", "-o", q],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(q, "rb") as f:
+        data = f.read()
+    version = read_safetensors(data)[1].get("fixq.version")
+    assert version == "2", "the preset auto's file is version %s, not 2" % version
+    variants("model", "auto-v2.fixq", data)
+
+
 def main():
     if not os.access(FIXQ, os.X_OK):
         sys.exit("make_seeds.py: %s is missing; build fixq first (scripts/setup.sh)" % FIXQ)
@@ -296,6 +329,7 @@ def main():
         out("onnx_gru", "gru-2layer-bidi.onnx", onnx_export(tmp, "g2.onnx", 1, 1, 2, True))
         out("gru_float", "gru.onnx", onnx_export(tmp, "g3.onnx", 1, 2, 1, False))
         onnx_model_seeds(tmp)
+        model_seeds(tmp)
 
         # qgru: int8 / int16, shifts / multipliers, bidirectional, two layers.
         def calib(name, c):
