@@ -76,12 +76,15 @@ void check_int_values(const QuantizedModel::Impl& m, int v, const ModelIntArray&
 // integers for a frame depend only on that frame, the carried conv history and GRU state, so
 // any cut gives the same bits as T = 1 steps or one whole pass (tests/model: streams against
 // forward). A bidirectional GRU reads the sequence backwards and keeps it whole.
+//
+// A sequence of at most one chunk runs the same way, as one chunk, so that its values come
+// from the same pool.
 void run_int_graph_in_chunks(const QuantizedModel::Impl& m, std::vector<std::vector<int32_t>>& vals, int64_t B,
                              int64_t T) {
   constexpr int64_t kChunkRows = 256;  // B * frames per chunk: a GEMM's rows, values in L2
   const int64_t frames = std::max<int64_t>(1, kChunkRows / B);
   const Model& model = m.model;
-  bool whole = T <= frames;
+  bool whole = T == 0;  // no chunk, yet a GRU's final state is its initial one
   for (const ModelNode& n : model.nodes) whole = whole || (n.op == ModelOp::Gru && n.gru->bidirectional);
   if (whole) {
     run_int_graph(m, vals, B, T, nullptr);
@@ -89,8 +92,14 @@ void run_int_graph_in_chunks(const QuantizedModel::Impl& m, std::vector<std::vec
   }
   ModelIntState state = initial_int_state(m, vals, B);
   IntRun run(m);
-  // One set of chunk values for every chunk: after the first, no chunk allocates.
-  std::vector<std::vector<int32_t>> chunk(model.values.size());
+  // One set of chunk values for every chunk, and kept by the thread from call to call: after
+  // its first call no chunk allocates (fresh pages for them cost more than the rest of a
+  // batch-16 forward's operators). At most kChunkRows rows of every value (or B, above
+  // 256), whatever T. Emptied first, since a state input passed straight through to an
+  // output must read as unwritten (below); each operator writes every element it sizes.
+  thread_local std::vector<std::vector<int32_t>> chunk;
+  chunk.resize(model.values.size());
+  for (std::vector<int32_t>& c : chunk) c.clear();
   std::vector<std::vector<int32_t>> outs(model.values.size());
   for (int vo : model.outputs) {
     const ModelValue& v = model.values[static_cast<size_t>(vo)];
