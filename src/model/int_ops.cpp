@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "fixq/error.h"
 #include "gemm/driver.h"
@@ -58,13 +59,56 @@ void im2col(const ModelNode& node, const int32_t* x, int64_t B, int64_t T, const
     }
 }
 
+// Whether outputs [o0, o0 + n) of 32-bit sums can take the 64-bit epilogue below: every
+// shift in [1, 62] and (2^31 + |offset|) * |m| <= 2^62, offset = bias - zp_x * colsum
+// (filled in). Then acc + offset and its product by m fit int64 with room to spare.
+bool epilogue_fits_64(const QNode& q, const ConvIo& io, const PackedB& b, int64_t o0, int64_t n,
+                      std::vector<int64_t>& offset) {
+  grow(offset, n);
+  for (int64_t o = 0; o < n; ++o) {
+    const FixedPointScale& s = q.requant[static_cast<size_t>(o0 + o)];
+    const int64_t bias = q.q_b.empty() ? 0 : q.q_b[static_cast<size_t>(o0 + o)];
+    const int64_t off = gemm_detail::compensated(0, io.zp_x, b.colsum()[static_cast<size_t>(o)]) + bias;
+    const detail::int128 bound = (detail::int128{1} << 31) + (off < 0 ? -detail::int128{off} : detail::int128{off});
+    const detail::int128 m = s.m < 0 ? -detail::int128{s.m} : detail::int128{s.m};
+    if (s.shift < 1 || s.shift > 62 || bound * m > (detail::int128{1} << 62)) return false;
+    offset[static_cast<size_t>(o)] = off;
+  }
+  return true;
+}
+
+// requant_element(acc - zp_x * colsum + bias, ...) where epilogue_fits_64 holds: the same
+// integers without apply's 128-bit product. p = v * m fits int64, so apply(v) is its
+// 64-bit branch, rounding_shift_right_half_up(p, shift); |that| <= 2^62, so adding zp_y
+// cannot overflow, and rescaled_term's clamp to +-2^40 changes nothing once the result
+// is saturated to an output range of at most 32 bits (zp_y inside it).
+void requant_rows_64(const int32_t* acc, int64_t rows, int64_t n, const int64_t* offset, const FixedPointScale* scale,
+                     int32_t zp_y, IntRange out, int32_t* y, int64_t ldy) {
+  const int64_t lo = out.qmin, hi = out.qmax;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t* ar = acc + r * n;
+    int32_t* yr = y + r * ldy;
+    for (int64_t o = 0; o < n; ++o) {
+      const int64_t p = (ar[o] + offset[o]) * scale[o].m;
+      yr[o] = static_cast<int32_t>(saturate(rounding_shift_right_half_up(p, scale[o].shift) + zp_y, lo, hi));
+    }
+  }
+}
+
 // Group g's outputs: the exact sums, then gemm_requant's epilogue formula per element.
 template <class Acc>
 void accumulate_requant(const QNode& q, const ConvIo& io, const PackedB& b, const gemm_detail::BoundProduct& bp,
-                        const MatrixView& a, int64_t o0, int64_t Cout, std::vector<Acc>& acc, int32_t* y) {
+                        const MatrixView& a, int64_t o0, int64_t Cout, std::vector<Acc>& acc, int32_t* y,
+                        std::vector<int64_t>& offset) {
   const int64_t rows = a.rows, n = bp.n;
   grow(acc, rows * n);
   gemm_detail::accumulate(bp, a, acc.data(), n);
+  if constexpr (std::is_same_v<Acc, int32_t>) {
+    if (epilogue_fits_64(q, io, b, o0, n, offset)) {
+      requant_rows_64(acc.data(), rows, n, offset.data(), q.requant.data() + o0, io.zp_y, io.out, y + o0, Cout);
+      return;
+    }
+  }
   // Every constant in a local: y's int32 stores could otherwise alias them, and each
   // element would reload them from memory.
   const int64_t* colsum = b.colsum().data();
@@ -106,8 +150,8 @@ void conv_int_fast(const ModelNode& node, const QNode& q, const ConvIo& io, cons
     const MatrixView a{type, static_cast<const char*>(a_all) + g * cin_g * K * bytes, rows, cin_g * K, cols};
     gemm_detail::validate(a, b);
     const gemm_detail::BoundProduct bp = gemm_detail::bind(type, b, rows);
-    if (gemm_detail::fits_int32(type, b)) accumulate_requant(q, io, b, bp, a, g * cout_g, Cout, s.acc32, y);
-    else accumulate_requant(q, io, b, bp, a, g * cout_g, Cout, s.acc64, y);
+    if (gemm_detail::fits_int32(type, b)) accumulate_requant(q, io, b, bp, a, g * cout_g, Cout, s.acc32, y, s.offset);
+    else accumulate_requant(q, io, b, bp, a, g * cout_g, Cout, s.acc64, y, s.offset);
   }
 }
 

@@ -36,6 +36,7 @@ struct ConvScratch {
   std::vector<int16_t> a16;
   std::vector<int32_t> acc32;
   std::vector<int64_t> acc64;
+  std::vector<int64_t> offset;  // per output: bias - zp_x * colsum (the 64-bit epilogue)
 };
 void conv_int_fast(const ModelNode& node, const QNode& q, const ConvIo& io, const int32_t* x, int64_t B, int64_t T,
                    const int32_t* hist, int32_t* y, ConvScratch& scratch);
