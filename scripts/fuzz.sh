@@ -9,8 +9,9 @@
 #   scripts/fuzz.sh --ci [SECONDS] [TARGET...]
 #     CI's short run (default 20 s per target): fuzzes from the committed corpora without
 #     writing to them (no merge, no minimizing: the clone stays as it was checked out),
-#     and fails on any finding. What the run found stays in <build>/fuzz/ (the log and
-#     the input, artifacts/<target>/crash-*, leak-*, timeout-*, oom-*).
+#     and fails on any finding. Targets run side by side, one per core. What the run found
+#     stays in <build>/fuzz/ (the log and the input, artifacts/<target>/crash-*, leak-*,
+#     timeout-*, oom-*).
 # Builds into build-fuzz/ (clang, RelWithDebInfo), or into FIXQ_FUZZ_BUILD_DIR where that
 # names a build already configured with -DFIXQ_FUZZ=ON (.ci/run: build-sanitize/, whose
 # objects `scripts/test.sh --sanitize` has just compiled); logs and crash inputs go to
@@ -72,32 +73,52 @@ is_libfuzzer_name() { [[ $(basename "$1") =~ ^[0-9a-f]{40}$ ]]; }
 corpus_digest() { (cd tests/fuzz/corpus && find . -type f -print0 | sort -z | xargs -0 sha1sum) | sha1sum; }
 ((ci)) && before=$(corpus_digest)
 
-failed=()
-for t in "${targets[@]}"; do
-  bin=$build/bin/fuzz_$t
-  corpus=tests/fuzz/corpus/$t
-  [[ -d $corpus ]] || { echo "fuzz.sh: no corpus $corpus" >&2; exit 2; }
-  work=$(mktemp -d "$out/$t.XXXXXX")
-  mkdir -p "$work/new" "$work/old" "$work/merged" "$out/artifacts/$t"
-  dict=()
+# One target's fuzzing; its exit status goes to $out/$t.status, its report to stderr.
+fuzz_one() {
+  local t=$1 bin=$build/bin/fuzz_$1 corpus=tests/fuzz/corpus/$1 work=$2 status=0
+  local dict=()
   [[ -f tests/fuzz/dict/$t.dict ]] && dict=(-dict="tests/fuzz/dict/$t.dict")
-
   # New inputs go to the first directory, so the committed corpus is only read here.
-  echo "fuzz.sh: $t for ${seconds}s (log $out/$t.log)"
-  status=0
   "$bin" "${limits[@]}" "${dict[@]}" -max_len=$max_len -max_total_time="$seconds" -print_final_stats=1 \
     -artifact_prefix="$out/artifacts/$t/" "$work/new" "$corpus" >"$out/$t.log" 2>&1 || status=$?
+  echo "$status" >"$out/$t.status"
   if ((status != 0)); then
-    failed+=("$t")
     echo "fuzz.sh: $t FAILED (exit $status); the input is in $out/artifacts/$t/:" >&2
     grep -E "ERROR|SUMMARY|Test unit written" "$out/$t.log" >&2 || true
     ((ci)) && tail -n 60 "$out/$t.log" >&2  # CI keeps no build folder: the report goes to its log
   fi
-  grep -E "^stat::(number_of_executed_units|average_exec_per_sec)" "$out/$t.log" || true
+  grep -E "^stat::(number_of_executed_units|average_exec_per_sec)" "$out/$t.log" | sed "s/^/$t /" || true
+}
+
+declare -A works
+for t in "${targets[@]}"; do
+  [[ -d tests/fuzz/corpus/$t ]] || { echo "fuzz.sh: no corpus tests/fuzz/corpus/$t" >&2; exit 2; }
+  works[$t]=$(mktemp -d "$out/$t.XXXXXX")
+  mkdir -p "${works[$t]}/new" "${works[$t]}/old" "${works[$t]}/merged" "$out/artifacts/$t"
+done
+
+# --ci runs as many targets at once as there are cores (each libFuzzer process is one thread),
+# so CI's run takes 20 s per target per core rather than per target; each target still gets
+# its SECONDS. Without --ci, one after another: each merge below rewrites its corpus.
+jobs=1
+((ci)) && jobs=$(nproc)
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+  echo "fuzz.sh: $t for ${seconds}s (log $out/$t.log)"
+  fuzz_one "$t" "${works[$t]}" &
+done
+wait
+
+failed=()
+for t in "${targets[@]}"; do
+  [[ $(cat "$out/$t.status" 2>/dev/null) == 0 ]] || failed+=("$t")
+  work=${works[$t]}
   if ((ci)); then  # the committed corpus stays as it is; what was new goes with the scratch
     rm -rf "$work"
     continue
   fi
+  corpus=tests/fuzz/corpus/$t
+  bin=$build/bin/fuzz_$t
 
   # Minimize: the kept files first, then whatever of the old and new inputs adds coverage.
   # -use_counters=0: by code edges only, not by how often each runs, which would keep
@@ -123,7 +144,7 @@ if ((ci)) && [[ $(corpus_digest) != "$before" ]]; then
   echo "fuzz.sh: --ci changed files under tests/fuzz/corpus/; it must only read them" >&2
   exit 1
 fi
-echo "fuzz.sh: build $((built - started)) s, fuzzing $(($(date +%s) - built)) s (${#targets[@]} targets, ${seconds} s each)"
+echo "fuzz.sh: build $((built - started)) s, fuzzing $(($(date +%s) - built)) s (${#targets[@]} targets, ${seconds} s each, $jobs at a time)"
 if ((${#failed[@]})); then
   echo "fuzz.sh: findings in: ${failed[*]}" >&2
   ((ci)) && echo "fuzz.sh: reproduce one with $build/bin/fuzz_<target> <input>; fix it, then add the input to" \
