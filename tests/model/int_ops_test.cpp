@@ -185,6 +185,10 @@ TEST(ModelIntOps, IntRunTablesAreTheMapsTheyReplace) {
         ASSERT_EQ(run.table8[n].size(), node.inputs.size());
         for (size_t i = 0; i < node.inputs.size(); ++i) {
           const model_detail::Table8& t = run.table8[n][i];
+          if (node.inputs[i] < 0) {  // an absent optional input (a GRU without initial state)
+            EXPECT_TRUE(t.empty()) << node.name << " input " << i;
+            continue;
+          }
           const ModelValueQuant& vx = im.vq[static_cast<size_t>(node.inputs[i])];
           std::function<int32_t(int32_t)> map;
           if ((node.op == ModelOp::Tanh || node.op == ModelOp::Sigmoid) && q.lut) map = [&](int32_t x) { return (*q.lut)(x); };
