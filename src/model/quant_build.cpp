@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "fixq/error.h"
-#include "fixq/metrics.h"
+#include "metrics/error_sums.h"
 #include "model/float_graph.h"
 #include "model/quant_state.h"
 
@@ -231,8 +231,8 @@ std::unique_ptr<QuantizedModel::Impl> Builder::build(const Plan& plan) const {
 
 Builder::Score Builder::score(const QuantizedModel::Impl& m) const {
   const Model& model = m.model;
-  std::vector<ErrorStats> per(model.outputs.size());
-  std::vector<double> energy(model.outputs.size(), 0.0);
+  std::vector<metrics_detail::ErrorSums> per(model.outputs.size());
+  std::vector<float> deq;
   for (size_t k = 0; k < cal_->kept.size(); ++k) {
     const std::vector<ModelArray>& in = cal_->kept[k];
     int64_t B = 0, T = 0;
@@ -255,20 +255,19 @@ Builder::Score Builder::score(const QuantizedModel::Impl& m) const {
       const ModelValueQuant& q = m.vq[static_cast<size_t>(v)];
       const std::vector<float>& ref = cal_->reference[k][o].data;
       const std::vector<int32_t>& got = vals[static_cast<size_t>(v)];
-      std::vector<float> deq(ref.size(), 0.0f);  // an empty final state: a zero state passed through
+      deq.assign(ref.size(), 0.0f);  // an empty final state: a zero state passed through
       const size_t per_row = mv.kind == ValueKind::State ? ref.size() / static_cast<size_t>(mv.rows) : ref.size();
       for (size_t e = 0; e < got.size() && e < ref.size(); ++e)
         deq[e] = dequantize_value(got[e], q.scale[e / per_row], q.zero_point[e / per_row]);
       per[o].add(ref.data(), deq.data(), ref.size());
-      for (float r : ref) energy[o] += double(r) * r;
     }
   }
   Score s;
   s.cosine = 1.0;
-  for (size_t o = 0; o < per.size(); ++o) {
-    const double sse = per[o].rmse() * per[o].rmse() * static_cast<double>(per[o].count());
-    s.error += energy[o] > 0.0 ? sse / energy[o] : sse;
-    s.cosine = std::min(s.cosine, per[o].cosine());
+  for (const metrics_detail::ErrorSums& e : per) {
+    if (!e.finite()) return {std::numeric_limits<double>::infinity(), -1.0};
+    s.error += e.ref2 > 0.0 ? e.err2 / e.ref2 : e.err2;
+    s.cosine = std::min(s.cosine, e.cosine());
   }
   return s;
 }

@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "fixq/error.h"
-#include "fixq/metrics.h"
 #include "gru/ptq/gru_ptq_state.h"
+#include "metrics/error_sums.h"
 
 namespace fixq::ptq_detail {
 
@@ -43,14 +43,14 @@ double OutputError::operator()(const GruModel& model, const GruQuantParams& para
   } catch (const Error&) {
     return std::numeric_limits<double>::infinity();  // e.g. a ratio of scales beyond 2^20
   }
-  ErrorStats e;
+  metrics_detail::ErrorSums e;
   for (size_t i = 0; i < kept_->size(); ++i) {
     const KeptBatch& k = (*kept_)[i];
     const GruOutput out = q->forward(k.x.data(), k.shape, run_options(k));
     e.add(reference_[i].data(), out.y.data(), out.y.size());
   }
-  if (cosine != nullptr) *cosine = e.cosine();
-  return e.rmse() * e.rmse();
+  if (cosine != nullptr) *cosine = e.finite() ? e.cosine() : -1.0;
+  return e.finite() ? e.mse() : std::numeric_limits<double>::infinity();
 }
 
 // The real range [S (qmin - Z), S (qmax - Z)] that parameters represent, in double.
