@@ -5,6 +5,7 @@
 
 #include "fixq/error.h"
 #include "fixq/metrics.h"
+#include "metrics/error_sums.h"
 
 namespace fixq {
 namespace {
@@ -109,11 +110,7 @@ double ErrorStats::cosine() const {
   // A sum of float squares lies in [2^-298, 2^256 * n] unless every element is zero, so
   // ref2 * app2 neither underflows nor overflows, and one sqrt of the product gives
   // exactly +-1 for y = +-x.
-  const double ref2 = ref2_.value();
-  const double app2 = app2_.value();
-  if (ref2 == 0 || app2 == 0) return ref2 == app2 ? 1 : 0;
-  const double c = dot_.value() / std::sqrt(ref2 * app2);
-  return c > 1 ? 1 : (c < -1 ? -1 : c);
+  return metrics_detail::cosine_of_sums(dot_.value(), ref2_.value(), app2_.value());
 }
 
 double ErrorStats::sqnr_db() const {

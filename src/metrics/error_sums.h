@@ -16,6 +16,14 @@
 
 namespace fixq::metrics_detail {
 
+// The cosine from its sums (ErrorStats::cosine and ErrorSums::cosine): clamped to [-1, 1];
+// 1 when both vectors are zero (they agree), 0 when exactly one is.
+inline double cosine_of_sums(double dot, double ref2, double app2) {
+  if (ref2 == 0 || app2 == 0) return ref2 == app2 ? 1 : 0;
+  const double c = dot / std::sqrt(ref2 * app2);
+  return c > 1 ? 1 : (c < -1 ? -1 : c);
+}
+
 struct ErrorSums {
   static constexpr std::size_t kLanes = 8;
   double err2 = 0;  // sum (x - y)^2
@@ -56,12 +64,7 @@ struct ErrorSums {
   bool finite() const { return std::isfinite(err2) && std::isfinite(ref2) && std::isfinite(app2) && std::isfinite(dot); }
   // sum (x - y)^2 / n (0 for no pairs).
   double mse() const { return count == 0 ? 0.0 : err2 / static_cast<double>(count); }
-  // As ErrorStats::cosine: clamped to [-1, 1]; 1 when both vectors are zero, 0 when one is.
-  double cosine() const {
-    if (ref2 == 0 || app2 == 0) return ref2 == app2 ? 1 : 0;
-    const double c = dot / std::sqrt(ref2 * app2);
-    return c > 1 ? 1 : (c < -1 ? -1 : c);
-  }
+  double cosine() const { return cosine_of_sums(dot, ref2, app2); }
 };
 
 }  // namespace fixq::metrics_detail
