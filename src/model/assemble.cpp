@@ -52,17 +52,10 @@ void QuantizedModel::Impl::assemble(const std::vector<std::vector<int32_t>>* tab
       case ModelOp::Linear:
       case ModelOp::Conv1d: {
         const int64_t N = node.out_features;
-        const int64_t per_row = static_cast<int64_t>(q.q_w.size()) / N;
         q.requant.clear();
         for (int64_t o = 0; o < N; ++o)
           q.requant.push_back(make_scale(double(in_q(0).scale[0]) * q.w_scale[static_cast<size_t>(o)] / vy.scale[0], scales));
-        q.packed.clear();
-        const int64_t cout_g = N / node.groups;
-        for (int64_t g = 0; g < node.groups; ++g) {
-          std::vector<int8_t> w(static_cast<size_t>(cout_g * per_row));
-          for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(q.q_w[static_cast<size_t>(g * cout_g * per_row) + i]);
-          q.packed.push_back(PackedB::pack(MatrixView{IntType::S8, w.data(), cout_g, per_row, per_row}));
-        }
+        model_detail::prepare_conv(node, q, in_q(0).zero_point[0], bits);
         break;
       }
       case ModelOp::Tanh:

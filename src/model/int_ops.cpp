@@ -4,13 +4,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "fixq/error.h"
 #include "gemm/driver.h"
 #include "gemm/epilogue_formulas.h"
 #include "gemm/kernels.h"
+#include "arith/lane_scale.h"
 #include "model/float_ops.h"
+#include "model/kernels.h"
 
 namespace fixq::model_detail {
 
@@ -39,7 +42,9 @@ void grow(std::vector<E>& v, int64_t n) {
   if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
 }
 
-// The GEMM's A: per row, group after group, [i * K + j] (for kernel 1, x itself narrowed).
+// The GEMM's A: per row, group after group, tap after tap, the tap's frame's channels of
+// the group ([j * cin_g + i], the column order prepare_conv packs the weights in); for
+// kernel 1, x itself narrowed.
 template <class S>
 void im2col(const ModelNode& node, const int32_t* x, int64_t B, int64_t T, const int32_t* hist, S* a) {
   const int64_t Cin = node.in_features, K = node.kernel, d = node.dilation;
@@ -53,59 +58,43 @@ void im2col(const ModelNode& node, const int32_t* x, int64_t B, int64_t T, const
       S* row = a + (b * T + t) * cols;
       for (int64_t j = 0; j < K; ++j) {
         const int32_t* f = conv_frame(x, hist, b, t - (K - 1 - j) * d, T, P, Cin);
-        for (int64_t g = 0; g < node.groups; ++g)
-          for (int64_t i = 0; i < cin_g; ++i) row[g * cin_g * K + i * K + j] = static_cast<S>(f[g * cin_g + i]);
+        for (int64_t g = 0; g < node.groups; ++g) {
+          const int32_t* src = f + g * cin_g;
+          S* dst = row + g * cin_g * K + j * cin_g;
+          for (int64_t i = 0; i < cin_g; ++i) dst[i] = static_cast<S>(src[i]);
+        }
       }
     }
 }
 
-// Whether outputs [o0, o0 + n) of 32-bit sums can take the 64-bit epilogue below: every
-// shift in [1, 62] and (2^31 + |offset|) * |m| <= 2^62, offset = bias - zp_x * colsum
-// (filled in). Then acc + offset and its product by m fit int64 with room to spare.
-bool epilogue_fits_64(const QNode& q, const ConvIo& io, const PackedB& b, int64_t o0, int64_t n,
-                      std::vector<int64_t>& offset) {
-  grow(offset, n);
-  for (int64_t o = 0; o < n; ++o) {
-    const FixedPointScale& s = q.requant[static_cast<size_t>(o0 + o)];
-    const int64_t bias = q.q_b.empty() ? 0 : q.q_b[static_cast<size_t>(o0 + o)];
-    const int64_t off = gemm_detail::compensated(0, io.zp_x, b.colsum()[static_cast<size_t>(o)]) + bias;
-    const detail::int128 bound = (detail::int128{1} << 31) + (off < 0 ? -detail::int128{off} : detail::int128{off});
-    const detail::int128 m = s.m < 0 ? -detail::int128{s.m} : detail::int128{s.m};
-    if (s.shift < 1 || s.shift > 62 || bound * m > (detail::int128{1} << 62)) return false;
-    offset[static_cast<size_t>(o)] = off;
-  }
-  return true;
-}
-
-// requant_element(acc - zp_x * colsum + bias, ...) where epilogue_fits_64 holds: the same
-// integers without apply's 128-bit product. p = v * m fits int64, so apply(v) is its
-// 64-bit branch, rounding_shift_right_half_up(p, shift); |that| <= 2^62, so adding zp_y
-// cannot overflow, and rescaled_term's clamp to +-2^40 changes nothing once the result
-// is saturated to an output range of at most 32 bits (zp_y inside it).
-void requant_rows_64(const int32_t* acc, int64_t rows, int64_t n, const int64_t* offset, const FixedPointScale* scale,
-                     int32_t zp_y, IntRange out, int32_t* y, int64_t ldy) {
-  const int64_t lo = out.qmin, hi = out.qmax;
-  for (int64_t r = 0; r < rows; ++r) {
-    const int32_t* ar = acc + r * n;
-    int32_t* yr = y + r * ldy;
-    for (int64_t o = 0; o < n; ++o) {
-      const int64_t p = (ar[o] + offset[o]) * scale[o].m;
-      yr[o] = static_cast<int32_t>(saturate(rounding_shift_right_half_up(p, scale[o].shift) + zp_y, lo, hi));
+// The lane form's element loop (model/kernels.h's definition, as kernels_lanes.h computes
+// each lane): the scalar family's epilogue where prepare_conv found a lane form.
+void requant_rows_scalar(const RequantRows& a, bool pow2) {
+  for (int64_t r = 0; r < a.rows; ++r)
+    for (int64_t o = 0; o < a.n; ++o) {
+      // In int32 by prepare_conv's interval: |acc| <= its bound.
+      const auto v = static_cast<int32_t>(int64_t{a.acc[r * a.n + o]} + a.offset[o]);
+      const LaneScale l{a.m[o], a.left[o], a.right[o], false};
+      const int32_t q = pow2 ? lane_apply_pow2(v, l) : lane_apply_multiplier(v, l);
+      a.y[r * a.ldy + o] = std::clamp(q, a.lo, a.hi) + a.zp;
     }
-  }
 }
 
-// Group g's outputs: the exact sums, then gemm_requant's epilogue formula per element.
+// Group g's outputs: the exact sums, then the epilogue.
 template <class Acc>
 void accumulate_requant(const QNode& q, const ConvIo& io, const PackedB& b, const gemm_detail::BoundProduct& bp,
-                        const MatrixView& a, int64_t o0, int64_t Cout, std::vector<Acc>& acc, int32_t* y,
-                        std::vector<int64_t>& offset) {
+                        const MatrixView& a, int64_t g, int64_t o0, int64_t Cout, std::vector<Acc>& acc, int32_t* y) {
   const int64_t rows = a.rows, n = bp.n;
   grow(acc, rows * n);
   gemm_detail::accumulate(bp, a, acc.data(), n);
   if constexpr (std::is_same_v<Acc, int32_t>) {
-    if (epilogue_fits_64(q, io, b, o0, n, offset)) {
-      requant_rows_64(acc.data(), rows, n, offset.data(), q.requant.data() + o0, io.zp_y, io.out, y + o0, Cout);
+    if (!q.lanes.empty()) {
+      const int64_t at = g * q.lanes.stride;
+      const RequantRows args{acc.data(),         rows, n, q.lanes.offset.data() + at, q.lanes.m.data() + at,
+                             q.lanes.left.data() + at, q.lanes.right.data() + at, io.out.qmin - io.zp_y,
+                             io.out.qmax - io.zp_y, io.zp_y, y + o0, Cout};
+      if (const ModelKernels* k = active_model_kernels()) (q.lanes.pow2 ? k->requant_pow2 : k->requant_multiplier)(args);
+      else requant_rows_scalar(args, q.lanes.pow2);
       return;
     }
   }
@@ -124,6 +113,30 @@ void accumulate_requant(const QNode& q, const ConvIo& io, const PackedB& b, cons
       yr[o] = gemm_detail::requant_element(v, bias ? bias[o] : 0, scale[o], zp_y, out);
     }
   }
+}
+
+// Outputs [o0, o0 + n)'s lane forms into q.lanes at `at`, or false where one has none. The
+// sum acc of a row lies within 2^(bits-1) sum_k |w[o, k]| of 0, so acc + offset within that
+// of the offset: the interval lane_form must be exact on (and it keeps it within int32).
+bool lane_forms(QNode& q, int32_t zp_x, int bits, int64_t o0, int64_t n, int64_t per_row, bool pow2, int64_t at) {
+  for (int64_t o = o0; o < o0 + n; ++o) {
+    int64_t colsum = 0, bound = 0;
+    for (int64_t k = 0; k < per_row; ++k) {
+      const int64_t w = q.q_w[static_cast<size_t>(o * per_row + k)];
+      colsum += w;
+      bound += w < 0 ? -w : w;
+    }
+    bound <<= bits - 1;
+    const int64_t offset = (q.q_b.empty() ? 0 : q.q_b[static_cast<size_t>(o)]) + gemm_detail::compensated(0, zp_x, colsum);
+    const std::optional<LaneScale> l = lane_form(q.requant[static_cast<size_t>(o)], offset - bound, offset + bound, pow2);
+    if (!l || offset < INT32_MIN || offset > INT32_MAX) return false;
+    const auto i = static_cast<size_t>(at + o - o0);
+    q.lanes.offset[i] = static_cast<int32_t>(offset);
+    q.lanes.m[i] = l->m;
+    q.lanes.left[i] = l->left;
+    q.lanes.right[i] = l->right;
+  }
+  return true;
 }
 
 }  // namespace
@@ -150,8 +163,8 @@ void conv_int_fast(const ModelNode& node, const QNode& q, const ConvIo& io, cons
     const MatrixView a{type, static_cast<const char*>(a_all) + g * cin_g * K * bytes, rows, cin_g * K, cols};
     gemm_detail::validate(a, b);
     const gemm_detail::BoundProduct bp = gemm_detail::bind(type, b, rows);
-    if (gemm_detail::fits_int32(type, b)) accumulate_requant(q, io, b, bp, a, g * cout_g, Cout, s.acc32, y, s.offset);
-    else accumulate_requant(q, io, b, bp, a, g * cout_g, Cout, s.acc64, y, s.offset);
+    if (gemm_detail::fits_int32(type, b)) accumulate_requant(q, io, b, bp, a, g, g * cout_g, Cout, s.acc32, y);
+    else accumulate_requant(q, io, b, bp, a, g, g * cout_g, Cout, s.acc64, y);
   }
 }
 
@@ -159,6 +172,40 @@ void conv_int_fast(const ModelNode& node, const QNode& q, const ConvIo& io, cons
                    const int32_t* hist, int32_t* y) {
   ConvScratch s;
   conv_int_fast(node, q, io, x, B, T, hist, y, s);
+}
+
+void prepare_conv(const ModelNode& node, QNode& q, int32_t zp_x, int bits) {
+  const int64_t N = node.out_features, K = node.kernel, cout_g = N / node.groups;
+  const int64_t per_row = static_cast<int64_t>(q.q_w.size()) / N, cin_g = per_row / K;
+  require(per_row * N == static_cast<int64_t>(q.q_w.size()) && cin_g * K == per_row &&
+              static_cast<int64_t>(q.requant.size()) == N,
+          "internal: node '", node.name, "' has ", q.q_w.size(), " weights and ", q.requant.size(), " scales for ", N,
+          " outputs of kernel ", K);
+  q.packed.clear();
+  for (int64_t g = 0; g < node.groups; ++g) {
+    std::vector<int8_t> w(static_cast<size_t>(cout_g * per_row));
+    for (int64_t o = 0; o < cout_g; ++o)
+      for (int64_t i = 0; i < cin_g; ++i)
+        for (int64_t j = 0; j < K; ++j)  // q_w[o, i, j] to column j * cin_g + i
+          w[static_cast<size_t>(o * per_row + j * cin_g + i)] =
+              static_cast<int8_t>(q.q_w[static_cast<size_t>(((g * cout_g + o) * cin_g + i) * K + j)]);
+    q.packed.push_back(PackedB::pack(MatrixView{IntType::S8, w.data(), cout_g, per_row, per_row}));
+  }
+  QNode::Lanes& l = q.lanes;
+  l = {};
+  l.pow2 = std::all_of(q.requant.begin(), q.requant.end(), [](const FixedPointScale& s) { return s.is_pow2(); });
+  l.stride = (cout_g + 15) / 16 * 16;
+  const auto size = static_cast<size_t>(l.stride * node.groups);
+  // Padding lanes: offset 0, m 0, left 0, right 1 (every shift of a lane in range).
+  l.offset.assign(size, 0);
+  l.m.assign(size, 0);
+  l.left.assign(size, 0);
+  l.right.assign(size, 1);
+  for (int64_t g = 0; g < node.groups; ++g)
+    if (!lane_forms(q, zp_x, bits, g * cout_g, cout_g, per_row, l.pow2, g * l.stride)) {
+      l = {};
+      return;
+    }
 }
 
 void softmax_int(const QNode& q, const int32_t* x, int64_t rows, int64_t C, int32_t zp_y, IntRange out, int32_t* y) {

@@ -5,9 +5,12 @@
 // exactly (int64 accumulation), with the frames before the first read from a history (the
 // zero point Z_x, real 0, at the start of a sequence). Two implementations, one result:
 // the scalar reference loops and the fast path, the im2col of every frame's kernel window
-// (for kernel 1, the input narrowed to the GEMM's storage) through the GEMM's exact
-// accumulation per group and gemm_requant's own epilogue formula (gemm/epilogue_formulas.h)
-// written straight into y; the tests hold them equal bit for bit on every ISA path.
+// (tap-major: per tap the frame's channels in a row, so each is one contiguous narrowing
+// copy; for kernel 1, the input narrowed to the GEMM's storage) through the GEMM's exact
+// accumulation per group, then the epilogue: its lane form in the family's vector kernel
+// (model/kernels.h) where prepare_conv found one, else gemm_requant's own formula
+// (gemm/epilogue_formulas.h), written straight into y; the tests hold them equal bit for
+// bit on every ISA path.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,11 @@ struct ConvIo {
   int bits = 8;  // of input and output (storage of the GEMM: s8 or s16)
 };
 
+// Fills q.packed and q.lanes from q.q_w, q.q_b and q.requant, for an input zero point zp_x
+// and activations of `bits` bits: the one place that lays out a Linear / Conv1d's GEMM
+// (assemble, and the tests' hand-made nodes).
+void prepare_conv(const ModelNode& node, QNode& q, int32_t zp_x, int bits);
+
 // x [B, T, Cin] and hist [B, P, Cin] (P = (kernel - 1) * dilation; unused when 0) to
 // y [B, T, Cout]; every x value in its bits' range.
 void conv_int_reference(const ModelNode& node, const QNode& q, const ConvIo& io, const int32_t* x, int64_t B, int64_t T,
@@ -36,7 +44,6 @@ struct ConvScratch {
   std::vector<int16_t> a16;
   std::vector<int32_t> acc32;
   std::vector<int64_t> acc64;
-  std::vector<int64_t> offset;  // per output: bias - zp_x * colsum (the 64-bit epilogue)
 };
 void conv_int_fast(const ModelNode& node, const QNode& q, const ConvIo& io, const int32_t* x, int64_t B, int64_t T,
                    const int32_t* hist, int32_t* y, ConvScratch& scratch);

@@ -21,12 +21,24 @@ namespace fixq::model_detail {
 struct QNode {
   // Linear, Conv1d: weights int8 symmetric per output channel o ([N, K] or
   // [Cout, Cin / groups, kernel]), w_scale[o] = S_w[o]; bias int32 at S_x * S_w[o];
-  // requant[o] = S_x * S_w[o] / S_y; packed[g]: the GEMM's weights of group g.
+  // requant[o] = S_x * S_w[o] / S_y.
   std::vector<int32_t> q_w;
   std::vector<float> w_scale;
   std::vector<int32_t> q_b;
   std::vector<FixedPointScale> requant;
+  // packed[g]: group g's weights as the GEMM reads them, columns tap-major (im2col's
+  // order, int_ops.h: prepare_conv).
   std::vector<PackedB> packed;
+  // The epilogue's lane form (model/kernels.h), where every output has one: per group g,
+  // entries [g * stride, g * stride + Cout / groups) of offset (bias - zp_x
+  // colsum), m, left and right, padded to whole blocks of 16 lanes. Empty: none (the
+  // element loop of gemm_requant's formula).
+  struct Lanes {
+    bool pow2 = true;
+    int64_t stride = 0;
+    std::vector<int32_t> offset, m, left, right;
+    bool empty() const { return offset.empty(); }
+  } lanes;
   // Tanh, Sigmoid: the table from the input's parameters to the output's.
   std::optional<ActivationLut> lut;
   // Add, Mul.

@@ -11,6 +11,7 @@
 #include "gru/float/kernels.h"
 #include "gru/int/fast/loop.h"
 #include "lowp/kernels.h"
+#include "model/kernels.h"
 #include "weightonly/layout.h"
 #include "quant/kernels.h"
 
@@ -19,7 +20,7 @@ namespace fixq {
 std::vector<KernelChoice> active_kernels() {
   std::vector<KernelChoice> v;
   for (auto report : {gemm_detail::report_kernels, gru_detail::report_kernels, gru_float::report_kernels,
-                      quant_detail::report_kernels, gguf::detail::report_kernels, lowp_detail::report_kernels,
+                      model_detail::report_kernels, quant_detail::report_kernels, gguf::detail::report_kernels, lowp_detail::report_kernels,
                       weightonly_detail::report_kernels, bf16_detail::report_kernels}) {
     std::vector<KernelChoice> rows = report();
     v.insert(v.end(), rows.begin(), rows.end());

@@ -57,13 +57,8 @@ struct ConvFixture {
       q.requant.push_back(c.pow2 ? FixedPointScale::pow2(static_cast<int>(std::lround(-std::log2(sigma))))
                                  : FixedPointScale::from_real(sigma));
     }
-    const int64_t cout_g = c.cout / c.groups;
-    for (int64_t g = 0; g < c.groups; ++g) {
-      std::vector<int8_t> wg;
-      for (int64_t i = 0; i < cout_g * per_row; ++i) wg.push_back(static_cast<int8_t>(q.q_w[static_cast<size_t>(g * cout_g * per_row + i)]));
-      q.packed.push_back(PackedB::pack(MatrixView{IntType::S8, wg.data(), cout_g, per_row, per_row}));
-    }
     io.zp_x = c.extreme ? hi : std::uniform_int_distribution<int32_t>(lo / 2, hi / 2)(rng);
+    model_detail::prepare_conv(node, q, io.zp_x, c.bits);
     io.zp_y = std::uniform_int_distribution<int32_t>(lo / 2, hi / 2)(rng);
     io.out = {lo, hi};
     io.bits = c.bits;
@@ -128,8 +123,14 @@ TEST(ModelIntOps, ConvReferenceEqualsInt128Oracle) {
 
 TEST(ModelIntOps, ConvFastPathEqualsReferenceOnEveryKernelPath) {
   uint32_t seed = 100;
+  int lane_pow2 = 0, lane_multiplier = 0, element = 0;
   for (const ConvCase& c : kConvCases) {
     const ConvFixture f(c, seed++);
+    // Which epilogue the fast path takes: the lane form wherever the bias leaves room (an
+    // extreme case's bias of +-2^31 does not), of the case's scale kind.
+    EXPECT_EQ(f.q.lanes.empty(), c.extreme) << "cin " << c.cin << " k " << c.k;
+    if (f.q.lanes.empty()) ++element;
+    else (f.q.lanes.pow2 ? lane_pow2 : lane_multiplier) += 1;
     std::vector<int32_t> ref(static_cast<size_t>(f.B * f.T * c.cout));
     model_detail::conv_int_reference(f.node, f.q, f.io, f.x.data(), f.B, f.T, f.hist.data(), ref.data());
     for (const KernelPath& path : kernel_paths()) {
@@ -140,6 +141,9 @@ TEST(ModelIntOps, ConvFastPathEqualsReferenceOnEveryKernelPath) {
                         << " bits " << c.bits;
     }
   }
+  EXPECT_GE(lane_pow2, 2);
+  EXPECT_GE(lane_multiplier, 2);
+  EXPECT_GE(element, 1);
 }
 
 // A stream or a forward's chunks reuse one ConvScratch across calls and shapes: what an

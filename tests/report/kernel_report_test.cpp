@@ -27,6 +27,8 @@
 #include "gru/float_test_util.h"
 #include "gru/int/fast/loop.h"
 #include "lowp/kernels.h"
+#include "model/kernels.h"
+#include "model/model_builder.h"
 #include "weightonly/layout.h"
 #include "quant/kernels.h"
 #include "support/kernel_paths.h"
@@ -89,6 +91,13 @@ std::map<std::string, Probe> probes() {
                       gru_forward(m, x.data(), Shape{4, 2, 5});
                     },
                     trace_of(gru_float::registry())};
+  p["model requantize"] = {[] {
+                             test::GraphBuilder g;
+                             g.output(g.linear("dense", g.input("x", 19), 21));
+                             const std::vector<std::vector<ModelArray>> calib{test::random_inputs(g.m, 2, 5, 1)};
+                             QuantizedModel::quantize(g.m, calib, {}).forward(test::random_inputs(g.m, 2, 5, 2));
+                           },
+                           trace_of(model_detail::registry())};
   p["quantize int8"] = {[] {
                           const std::vector<float> x = randoms(41, 5);
                           QuantScheme s;
