@@ -38,6 +38,29 @@ Rescale rescale_between(const ModelValueQuant& from, size_t rf, const ModelValue
   return Rescale::make(from.scale[rf], from.zero_point[rf], to.scale[rt], to.zero_point[rt], {to.qmin(), to.qmax()}, kind);
 }
 
+// f evaluated for every value of v's range, where v is 8-bit (else empty).
+template <class F>
+model_detail::Table8 table_of(const std::vector<ModelValueQuant>& vq, int v, F f) {
+  model_detail::Table8 t;
+  const ModelValueQuant& q = vq[static_cast<size_t>(v)];
+  if (q.bits != 8) return t;
+  t.qmin = q.qmin();
+  for (int32_t x = q.qmin(); x <= q.qmax(); ++x) t.y.push_back(f(x));
+  return t;
+}
+
+// QNode::table8 of a node whose other constants are built.
+std::vector<model_detail::Table8> tables8(const std::vector<ModelValueQuant>& vq, const ModelNode& node, const QNode& q) {
+  std::vector<model_detail::Table8> t(node.inputs.size());
+  if ((node.op == ModelOp::Tanh || node.op == ModelOp::Sigmoid) && q.lut)
+    t[0] = table_of(vq, node.inputs[0], [&](int32_t x) { return (*q.lut)(x); });
+  if (node.op == ModelOp::Concat)
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (!q.copy[i]) t[i] = table_of(vq, node.inputs[i], [&](int32_t x) { return q.rescale[i](x); });
+  if (node.op == ModelOp::Gru && !q.x_copy) t[0] = table_of(vq, node.inputs[0], [&](int32_t x) { return q.x_in(x); });
+  return t;
+}
+
 }  // namespace
 
 void QuantizedModel::Impl::assemble(const std::vector<std::vector<int32_t>>* tables) {
@@ -115,6 +138,7 @@ void QuantizedModel::Impl::assemble(const std::vector<std::vector<int32_t>>* tab
       case ModelOp::Relu:
       case ModelOp::Slice: break;
     }
+    q.table8 = tables8(vq, node, q);
   }
 }
 

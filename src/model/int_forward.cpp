@@ -91,15 +91,18 @@ void run_int_graph_in_chunks(const QuantizedModel::Impl& m, std::vector<std::vec
     return;
   }
   ModelIntState state = initial_int_state(m, vals, B);
-  IntRun run(m);
   // One set of chunk values for every chunk, and kept by the thread from call to call: after
   // its first call no chunk allocates (fresh pages for them cost more than the rest of a
   // batch-16 forward's operators). At most kChunkRows rows of every value (or B, above
-  // 256), whatever T. Emptied first, since a state input passed straight through to an
-  // output must read as unwritten (below); each operator writes every element it sizes.
+  // 256), whatever T. The State values are emptied first, since a state input passed
+  // straight through to an output must read as unwritten (below); the Sequence ones are
+  // not, since each operator writes every element it sizes (emptied, every call's resize
+  // would clear them again: ~3% of a batch-1 forward).
   thread_local std::vector<std::vector<int32_t>> chunk;
+  thread_local IntRun run;  // the conv and GRU buffers, likewise
   chunk.resize(model.values.size());
-  for (std::vector<int32_t>& c : chunk) c.clear();
+  for (size_t v = 0; v < chunk.size(); ++v)
+    if (model.values[v].kind == ValueKind::State) chunk[v].clear();
   std::vector<std::vector<int32_t>> outs(model.values.size());
   for (int vo : model.outputs) {
     const ModelValue& v = model.values[static_cast<size_t>(vo)];

@@ -2,6 +2,7 @@
 // for whole sequences (forward) and carried state (the streams) alike.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "fixq/error.h"
 #include "gru/int/intonly_io.h"
@@ -9,6 +10,7 @@
 #include "model/float_ops.h"
 #include "model/int_ops.h"
 #include "model/int_run.h"
+#include "model/kernels.h"
 #include "model/quantized.h"
 
 namespace fixq::model_detail {
@@ -17,6 +19,20 @@ namespace {
 
 using gru_detail::intonly::load;
 using gru_detail::intonly::store;
+
+// y[i] = t(x[i]) for i < n: the family's gather kernel, or the element loop that defines it
+// (the table's bounds in locals: y's stores could alias them).
+template <class Q>
+void map_table(const Table8& t, const int32_t* x, int64_t n, Q* y) {
+  if (const ModelKernels* k = active_model_kernels()) {
+    if constexpr (std::is_same_v<Q, int8_t>) k->map8_s8(x, n, t.y.data(), t.qmin, y);
+    else k->map8(x, n, t.y.data(), t.qmin, y);
+    return;
+  }
+  const int32_t lo = t.qmin;
+  const int32_t* e = t.y.data();
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<Q>(e[x[i] - lo]);
+}
 
 // A GRU node's cells' integer states from its State input (row c = cell c, already in
 // cell c's h parameters) or the zero point (real 0).
@@ -66,9 +82,9 @@ void run_gru(const ModelNode& node, const QNode& q, std::vector<std::vector<int3
   } else if (q.x_copy) {
     gru_input_as<int8_t>(x, B, T, C, buf.in, same);
   } else if (!x_table.empty()) {
-    const int32_t lo = x_table.qmin;  // in locals: the int8 stores may alias anything
-    const int32_t* t = x_table.y.data();
-    gru_input_as<int8_t>(x, B, T, C, buf.in, [t, lo](int32_t v) { return t[v - lo]; });
+    auto* in = reinterpret_cast<int8_t*>(buf.in.data());
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < T; ++t) map_table(x_table, x + (b * T + t) * C, C, in + (t * B + b) * C);
   } else {
     gru_input_as<int8_t>(x, B, T, C, buf.in, rescale);
   }
@@ -102,17 +118,6 @@ void run_gru(const ModelNode& node, const QNode& q, std::vector<std::vector<int3
   }
 }
 
-// f evaluated for every value of v's range, where v is 8-bit (else empty).
-template <class F>
-Table8 table_of(const QuantizedModel::Impl& m, int v, F f) {
-  Table8 t;
-  const ModelValueQuant& q = m.vq[static_cast<size_t>(v)];
-  if (q.bits != 8) return t;
-  t.qmin = q.qmin();
-  for (int32_t x = q.qmin(); x <= q.qmax(); ++x) t.y.push_back(f(x));
-  return t;
-}
-
 }  // namespace
 
 ModelIntState initial_int_state(const QuantizedModel::Impl& m, const std::vector<std::vector<int32_t>>& vals, int64_t B) {
@@ -132,24 +137,9 @@ ModelIntState initial_int_state(const QuantizedModel::Impl& m, const std::vector
   return s;
 }
 
-IntRun::IntRun(const QuantizedModel::Impl& m) : table8(m.model.nodes.size()) {
-  for (size_t n = 0; n < m.model.nodes.size(); ++n) {
-    const ModelNode& node = m.model.nodes[n];
-    const QNode& q = m.qn[n];
-    std::vector<Table8>& t = table8[n];
-    t.resize(node.inputs.size());
-    if ((node.op == ModelOp::Tanh || node.op == ModelOp::Sigmoid) && q.lut)
-      t[0] = table_of(m, node.inputs[0], [&](int32_t x) { return (*q.lut)(x); });
-    if (node.op == ModelOp::Concat)
-      for (size_t i = 0; i < node.inputs.size(); ++i)
-        if (!q.copy[i]) t[i] = table_of(m, node.inputs[i], [&](int32_t x) { return q.rescale[i](x); });
-    if (node.op == ModelOp::Gru && !q.x_copy) t[0] = table_of(m, node.inputs[0], [&](int32_t x) { return q.x_in(x); });
-  }
-}
-
 void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_t>>& vals, int64_t B, int64_t T,
                    ModelIntState* carried) {
-  IntRun run(m);
+  IntRun run;
   run_int_graph(m, vals, B, T, carried, run);
 }
 
@@ -174,7 +164,7 @@ void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_
     const int64_t rows = B * T, count = rows * C;
     // Every operator below writes each of y's elements: sized, not cleared.
     if (node.op != ModelOp::Gru) y.resize(static_cast<size_t>(count));
-    const std::vector<Table8>& table = run.table8[n];
+    const std::vector<Table8>& table = q.table8;
     switch (node.op) {
       case ModelOp::Linear:
       case ModelOp::Conv1d: {
@@ -195,7 +185,7 @@ void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_
       case ModelOp::Sigmoid: {
         const int32_t* x = in(0).data();
         if (!table[0].empty())
-          table[0].apply(x, count, y.data());
+          map_table(table[0], x, count, y.data());
         else
           for (int64_t i = 0; i < count; ++i) y[static_cast<size_t>(i)] = (*q.lut)(x[i]);
         break;
@@ -216,7 +206,7 @@ void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_
             const int32_t* xr = x + r * ci;
             int32_t* yr = yo + r * C;
             if (q.copy[i]) std::copy_n(xr, ci, yr);
-            else if (!table[i].empty()) table[i].apply(xr, ci, yr);
+            else if (!table[i].empty()) map_table(table[i], xr, ci, yr);
             else for (int64_t c = 0; c < ci; ++c) yr[c] = q.rescale[i](xr[c]);
           }
           off += ci;

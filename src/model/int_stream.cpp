@@ -45,7 +45,7 @@ QuantizedModelStream::QuantizedModelStream(const QuantizedModel& model, int64_t 
   impl_->model = &model;
   impl_->batch = batch;
   impl_->state = initial_int_state(m, vals, batch);
-  impl_->run = std::make_unique<IntRun>(m);
+  impl_->run = std::make_unique<IntRun>();
   impl_->vals.resize(m.model.values.size());
   for (int vi : m.model.inputs)
     impl_->frame_what.push_back("QuantizedModelStream::step: frame of " + input_name(m.model.values[static_cast<size_t>(vi)]));

@@ -8,6 +8,9 @@
 // with apply the output's lane scale (arith/lane_scale.h: equal to FixedPointScale::apply on
 // the interval the offset and the accumulator bound allow), every step in int32 lanes. That
 // is sat(requant[o].apply(acc - zp_x colsum + bias) + zp_y), the requantize of the reference.
+//
+// map8: an 8-bit value's per-element map read from its table (model/quantized.h, Table8),
+// one gather per vector.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +35,10 @@ struct ModelKernels {
   const char* name;
   void (*requant_pow2)(const RequantRows&);        // every scale a power of two
   void (*requant_multiplier)(const RequantRows&);  // every scale m 2^-right, m >= 0
+  // A Table8 (quantized.h) applied: y[i] = table[x[i] - qmin] for i < n, every x[i] in the
+  // table's range; into int8, every entry in int8's range (a GRU's int8 input).
+  void (*map8)(const int32_t* x, int64_t n, const int32_t* table, int32_t qmin, int32_t* y);
+  void (*map8_s8)(const int32_t* x, int64_t n, const int32_t* table, int32_t qmin, int8_t* y);
 };
 
 // Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).

@@ -35,11 +35,23 @@ struct ModelLanes {
       }
     }
   }
+
+  // Lanes past n read entry 0, and are not stored.
+  template <class Q>
+  static void map8(const int32_t* x, int64_t n, const int32_t* table, int32_t qmin, Q* y) {
+    const I lo = L::splat(qmin);
+    for (int64_t i = 0; i < n; i += L::kLanes) {
+      const int64_t count = n - i;
+      const I at = L::select(L::first_lanes(count), L::sub(L::template load_widen_n<int32_t>(x + i, count), lo), L::zero());
+      L::template store_narrow_n<Q>(y + i, count, L::gather(table, at));
+    }
+  }
 };
 
 template <class L>
 constexpr ModelKernels model_kernels(const char* name) {
-  return {name, &ModelLanes<L>::template requant<true>, &ModelLanes<L>::template requant<false>};
+  return {name, &ModelLanes<L>::template requant<true>, &ModelLanes<L>::template requant<false>,
+          &ModelLanes<L>::template map8<int32_t>, &ModelLanes<L>::template map8<int8_t>};
 }
 
 }  // namespace fixq::model_detail

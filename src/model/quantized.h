@@ -17,6 +17,14 @@
 
 namespace fixq::model_detail {
 
+// An integer map of one 8-bit value evaluated once for every value of its range [qmin, ...].
+struct Table8 {
+  int32_t qmin = 0;
+  std::vector<int32_t> y;  // by q - qmin
+  bool empty() const { return y.empty(); }
+  int32_t operator()(int32_t q) const { return y[static_cast<size_t>(q - qmin)]; }
+};
+
 // The integer constants of one node. Only the fields of its operator are set.
 struct QNode {
   // Linear, Conv1d: weights int8 symmetric per output channel o ([N, K] or
@@ -56,6 +64,11 @@ struct QNode {
   std::shared_ptr<const QuantizedGru> gru;
   Rescale x_in, reverse_to_y;
   bool x_copy = true, reverse_copy = true;
+  // Per input, where the input value is 8-bit: the node's per-element integer map (Tanh /
+  // Sigmoid's table, a Concat input's or a GRU input's rescale) as a Table8, the same
+  // integers read instead of recomputed per element (a Rescale is two 64-bit products and a
+  // clamp). Empty: none, a copy, or not 8-bit.
+  std::vector<Table8> table8;
 };
 
 struct ModelIntState;  // a stream's carried integers (int_graph.cpp)

@@ -13,6 +13,7 @@
 #include "kernel_paths.h"
 #include "model/int_ops.h"
 #include "model/int_run.h"
+#include "model/kernels.h"
 #include "model_builder.h"
 
 namespace fixq::test {
@@ -167,10 +168,10 @@ TEST(ModelIntOps, ConvFastPathWithAReusedScratchEqualsReference) {
   }
 }
 
-// IntRun's 8-bit tables stand in for the activation tables and rescales element by element:
+// The nodes' 8-bit tables (QNode::table8) stand in for the activation tables and rescales element by element:
 // each must hold the map's integer for every value of its input's range, and exist exactly
 // where the input is 8-bit and the node maps it (an int16 model has none).
-TEST(ModelIntOps, IntRunTablesAreTheMapsTheyReplace) {
+TEST(ModelIntOps, TablesAreTheMapsTheyReplace) {
   const Model m = rnnoise_like();
   std::vector<std::vector<ModelArray>> calib;
   for (uint32_t s = 0; s < 2; ++s) calib.push_back(random_inputs(m, 2, 40, 300 + s));
@@ -181,14 +182,13 @@ TEST(ModelIntOps, IntRunTablesAreTheMapsTheyReplace) {
       cfg.scales = kind;
       const QuantizedModel qm = QuantizedModel::quantize(m, calib, cfg);
       const QuantizedModel::Impl& im = qm.impl();
-      const model_detail::IntRun run(im);
       int activations = 0, rescales = 0;
       for (size_t n = 0; n < im.model.nodes.size(); ++n) {
         const ModelNode& node = im.model.nodes[n];
         const QNode& q = im.qn[n];
-        ASSERT_EQ(run.table8[n].size(), node.inputs.size());
+        ASSERT_EQ(im.qn[n].table8.size(), node.inputs.size());
         for (size_t i = 0; i < node.inputs.size(); ++i) {
-          const model_detail::Table8& t = run.table8[n][i];
+          const model_detail::Table8& t = im.qn[n].table8[i];
           if (node.inputs[i] < 0) {  // an absent optional input (a GRU without initial state)
             EXPECT_TRUE(t.empty()) << node.name << " input " << i;
             continue;
@@ -215,6 +215,69 @@ TEST(ModelIntOps, IntRunTablesAreTheMapsTheyReplace) {
         EXPECT_EQ(activations + rescales, 0);
       }
     }
+}
+
+// The table gathers (model/kernels.h map8) on every kernel path against the element loop
+// that defines them: ragged lengths around the lane counts, every index of the table, into
+// int32 and int8, with nothing written past n.
+TEST(ModelIntOps, TableGathersEqualTheElementLoopOnEveryKernelPath) {
+  std::mt19937 rng(17);
+  std::vector<int32_t> table(256);
+  for (int32_t& e : table) e = std::uniform_int_distribution<int32_t>(-128, 127)(rng);
+  table.front() = -128;
+  table.back() = 127;
+  std::uniform_int_distribution<int32_t> xs(-128, 127);
+  int fast = 0;
+  for (const KernelPath& path : fast_paths()) {
+    PathScope scope(path);
+    const model_detail::ModelKernels* k = model_detail::active_model_kernels();
+    if (k == nullptr) continue;  // a family without model kernels: the element loop
+    ++fast;
+    for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 31, 33, 96, 256, 300}) {
+      std::vector<int32_t> x(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = n == 256 ? static_cast<int32_t>(i) - 128 : xs(rng);
+      std::vector<int32_t> y32(static_cast<size_t>(n) + 16, 12345);
+      std::vector<int8_t> y8(static_cast<size_t>(n) + 64, 77);
+      k->map8(x.data(), n, table.data(), -128, y32.data());
+      k->map8_s8(x.data(), n, table.data(), -128, y8.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const int32_t want = table[static_cast<size_t>(x[static_cast<size_t>(i)] + 128)];
+        ASSERT_EQ(y32[static_cast<size_t>(i)], want) << path.name() << " n " << n << " i " << i;
+        ASSERT_EQ(y8[static_cast<size_t>(i)], want) << path.name() << " n " << n << " i " << i;
+      }
+      for (size_t i = static_cast<size_t>(n); i < y32.size(); ++i) ASSERT_EQ(y32[i], 12345) << path.name() << " past n";
+      for (size_t i = static_cast<size_t>(n); i < y8.size(); ++i) ASSERT_EQ(y8[i], 77) << path.name() << " past n";
+    }
+  }
+  EXPECT_GT(fast, 0) << "no kernel path has model kernels: nothing was tested";
+}
+
+// Whole graphs give the same integers on every kernel path as on the scalar one: the model
+// kernels, the GEMM and the GRU step together, at a batch and length that leave ragged
+// tiles (the outputs compared as floats: dequantization is one fixed map of the integers).
+TEST(ModelIntOps, WholeGraphsGiveTheSameIntegersOnEveryKernelPath) {
+  for (const Model& m : {rnnoise_like(), glu_model()}) {
+    const std::vector<std::vector<ModelArray>> calib = calib_batches(m);
+    const std::vector<ModelArray> x = random_inputs(m, 3, 37, 9);
+    for (const char* preset : {"int8", "int16"})
+      for (ScaleKind kind : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier}) {
+        ModelQuantConfig cfg = quant_config(preset, kind);
+        cfg.range_search = false;  // the integers' paths are the subject, not the ranges
+        const QuantizedModel qm = QuantizedModel::quantize(m, calib, cfg);
+        std::vector<ModelArray> ref;
+        {
+          PathScope scope(scalar_path());
+          ref = qm.forward(x);
+        }
+        for (const KernelPath& path : fast_paths()) {
+          PathScope scope(path);
+          const std::vector<ModelArray> y = qm.forward(x);
+          ASSERT_EQ(y.size(), ref.size());
+          for (size_t o = 0; o < y.size(); ++o)
+            ASSERT_EQ(y[o].data, ref[o].data) << path.name() << " " << preset << " output " << o;
+        }
+      }
+  }
 }
 
 // Softmax: |deq(y) - softmax(deq(x))| <= 1/2 LSB + (C + 1) 2^-31, and <= 1 LSB where y
