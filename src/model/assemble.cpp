@@ -1,6 +1,7 @@
 // The derived constants of a quantized model, from its value parameters, integer weights
 // and tables: the one function both quantize() and load() end in, so that a loaded model
 // is the model that was saved.
+#include <algorithm>
 #include <cmath>
 
 #include "fixq/error.h"
@@ -46,6 +47,8 @@ model_detail::Table8 table_of(const std::vector<ModelValueQuant>& vq, int v, F f
   if (q.bits != 8) return t;
   t.qmin = q.qmin();
   for (int32_t x = q.qmin(); x <= q.qmax(); ++x) t.y.push_back(f(x));
+  if (t.y.size() == 256 && std::all_of(t.y.begin(), t.y.end(), [](int32_t e) { return e >= -128 && e <= 127; }))
+    t.bytes.assign(t.y.begin(), t.y.end());
   return t;
 }
 

@@ -25,8 +25,9 @@ using gru_detail::intonly::store;
 template <class Q>
 void map_table(const Table8& t, const int32_t* x, int64_t n, Q* y) {
   if (const ModelKernels* k = active_model_kernels()) {
-    if constexpr (std::is_same_v<Q, int8_t>) k->map8_s8(x, n, t.y.data(), t.qmin, y);
-    else k->map8(x, n, t.y.data(), t.qmin, y);
+    const int8_t* bytes = t.bytes.empty() ? nullptr : t.bytes.data();
+    if constexpr (std::is_same_v<Q, int8_t>) k->map8_s8(x, n, t.y.data(), bytes, t.qmin, y);
+    else k->map8(x, n, t.y.data(), bytes, t.qmin, y);
     return;
   }
   const int32_t lo = t.qmin;

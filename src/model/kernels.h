@@ -10,7 +10,8 @@
 // is sat(requant[o].apply(acc - zp_x colsum + bias) + zp_y), the requantize of the reference.
 //
 // map8: an 8-bit value's per-element map read from its table (model/quantized.h, Table8),
-// one gather per vector.
+// one gather per vector, or where the family holds byte tables in registers and the table
+// has its bytes, vpermi2b lookups.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +37,10 @@ struct ModelKernels {
   void (*requant_pow2)(const RequantRows&);        // every scale a power of two
   void (*requant_multiplier)(const RequantRows&);  // every scale m 2^-right, m >= 0
   // A Table8 (quantized.h) applied: y[i] = table[x[i] - qmin] for i < n, every x[i] in the
-  // table's range; into int8, every entry in int8's range (a GRU's int8 input).
-  void (*map8)(const int32_t* x, int64_t n, const int32_t* table, int32_t qmin, int32_t* y);
-  void (*map8_s8)(const int32_t* x, int64_t n, const int32_t* table, int32_t qmin, int8_t* y);
+  // table's range; into int8, every entry in int8's range (a GRU's int8 input). bytes: the
+  // table's Table8::bytes, or null.
+  void (*map8)(const int32_t* x, int64_t n, const int32_t* table, const int8_t* bytes, int32_t qmin, int32_t* y);
+  void (*map8_s8)(const int32_t* x, int64_t n, const int32_t* table, const int8_t* bytes, int32_t qmin, int8_t* y);
 };
 
 // Each family's table, defined in its own file with FIXQ_KERNEL_TABLE (src/cpu/registry.h).

@@ -38,13 +38,20 @@ struct ModelLanes {
 
   // Lanes past n read entry 0, and are not stored.
   template <class Q>
-  static void map8(const int32_t* x, int64_t n, const int32_t* table, int32_t qmin, Q* y) {
+  static void map8(const int32_t* x, int64_t n, const int32_t* table, const int8_t* bytes, int32_t qmin, Q* y) {
     const I lo = L::splat(qmin);
-    for (int64_t i = 0; i < n; i += L::kLanes) {
-      const int64_t count = n - i;
-      const I at = L::select(L::first_lanes(count), L::sub(L::template load_widen_n<int32_t>(x + i, count), lo), L::zero());
-      L::template store_narrow_n<Q>(y + i, count, L::gather(table, at));
+    auto index = [&](int64_t i, int64_t count) {
+      return L::select(L::first_lanes(count), L::sub(L::template load_widen_n<int32_t>(x + i, count), lo), L::zero());
+    };
+    if constexpr (L::kByteTables) {
+      if (bytes != nullptr) {
+        const typename L::ByteTable t = L::load_byte_table(bytes);
+        for (int64_t i = 0; i < n; i += L::kLanes)
+          L::template store_narrow_n<Q>(y + i, n - i, L::lookup_bytes(t, index(i, n - i)));
+        return;
+      }
     }
+    for (int64_t i = 0; i < n; i += L::kLanes) L::template store_narrow_n<Q>(y + i, n - i, L::gather(table, index(i, n - i)));
   }
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/aligned_vector.h"
 #include "fixq/arith.h"
 #include "fixq/gemm.h"
 #include "fixq/model.h"
@@ -21,6 +22,9 @@ namespace fixq::model_detail {
 struct Table8 {
   int32_t qmin = 0;
   std::vector<int32_t> y;  // by q - qmin
+  // y as 256 bytes where it has 256 entries, each in int8's range (else empty): the table a
+  // family with byte tables holds in registers (model/kernels.h).
+  cpu::AlignedVector<int8_t> bytes;
   bool empty() const { return y.empty(); }
   int32_t operator()(int32_t q) const { return y[static_cast<size_t>(q - qmin)]; }
 };

@@ -4,7 +4,7 @@
 
 namespace fixq::model_detail {
 
-FIXQ_KERNEL_REGISTRY(ModelKernels, "model", kModel, avx512, avx2)
+FIXQ_KERNEL_REGISTRY(ModelKernels, "model", kModel, avx512vbmi, avx512, avx2)
 
 namespace {
 cpu_detail::Picked<const ModelKernels*> pick() {

@@ -226,6 +226,7 @@ TEST(ModelIntOps, TableGathersEqualTheElementLoopOnEveryKernelPath) {
   for (int32_t& e : table) e = std::uniform_int_distribution<int32_t>(-128, 127)(rng);
   table.front() = -128;
   table.back() = 127;
+  const cpu::AlignedVector<int8_t> bytes(table.begin(), table.end());
   std::uniform_int_distribution<int32_t> xs(-128, 127);
   int fast = 0;
   for (const KernelPath& path : fast_paths()) {
@@ -233,17 +234,19 @@ TEST(ModelIntOps, TableGathersEqualTheElementLoopOnEveryKernelPath) {
     const model_detail::ModelKernels* k = model_detail::active_model_kernels();
     if (k == nullptr) continue;  // a family without model kernels: the element loop
     ++fast;
-    for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 31, 33, 96, 256, 300}) {
+    for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 31, 33, 96, 255, 256, 300, 301})
+    for (const int8_t* b : {static_cast<const int8_t*>(nullptr), bytes.data()}) {
       std::vector<int32_t> x(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = n == 256 ? static_cast<int32_t>(i) - 128 : xs(rng);
       std::vector<int32_t> y32(static_cast<size_t>(n) + 16, 12345);
       std::vector<int8_t> y8(static_cast<size_t>(n) + 64, 77);
-      k->map8(x.data(), n, table.data(), -128, y32.data());
-      k->map8_s8(x.data(), n, table.data(), -128, y8.data());
+      // Without the table's bytes and with them (read from registers where the family can).
+      k->map8(x.data(), n, table.data(), b, -128, y32.data());
+      k->map8_s8(x.data(), n, table.data(), b, -128, y8.data());
       for (int64_t i = 0; i < n; ++i) {
         const int32_t want = table[static_cast<size_t>(x[static_cast<size_t>(i)] + 128)];
-        ASSERT_EQ(y32[static_cast<size_t>(i)], want) << path.name() << " n " << n << " i " << i;
-        ASSERT_EQ(y8[static_cast<size_t>(i)], want) << path.name() << " n " << n << " i " << i;
+        ASSERT_EQ(y32[static_cast<size_t>(i)], want) << path.name() << " n " << n << " i " << i << " bytes " << (b != nullptr);
+        ASSERT_EQ(y8[static_cast<size_t>(i)], want) << path.name() << " n " << n << " i " << i << " bytes " << (b != nullptr);
       }
       for (size_t i = static_cast<size_t>(n); i < y32.size(); ++i) ASSERT_EQ(y32[i], 12345) << path.name() << " past n";
       for (size_t i = static_cast<size_t>(n); i < y8.size(); ++i) ASSERT_EQ(y8[i], 77) << path.name() << " past n";
