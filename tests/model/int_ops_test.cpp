@@ -260,7 +260,7 @@ TEST(ModelIntOps, TableGathersEqualTheElementLoopOnEveryKernelPath) {
 // tiles (the outputs compared as floats: dequantization is one fixed map of the integers).
 TEST(ModelIntOps, WholeGraphsGiveTheSameIntegersOnEveryKernelPath) {
   for (const Model& m : {rnnoise_like(), glu_model()}) {
-    const std::vector<std::vector<ModelArray>> calib = calib_batches(m);
+    const std::vector<std::vector<ModelArray>> calib{random_inputs(m, 2, 24, 100)};  // ranges only
     const std::vector<ModelArray> x = random_inputs(m, 3, 37, 9);
     for (const char* preset : {"int8", "int16"})
       for (ScaleKind kind : {ScaleKind::PowerOfTwo, ScaleKind::Multiplier}) {
