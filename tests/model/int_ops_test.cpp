@@ -221,6 +221,9 @@ TEST(ModelIntOps, TablesAreTheMapsTheyReplace) {
 // that defines them: ragged lengths around the lane counts, every index of the table, into
 // int32 and int8, with nothing written past n.
 TEST(ModelIntOps, TableGathersEqualTheElementLoopOnEveryKernelPath) {
+  bool listed = false;  // a family of this build's architecture brings model kernels (x86-64's do)
+  for (Isa isa : kAllIsas) listed = listed || model_detail::registry().native(isa) != nullptr;
+  if (!listed) GTEST_SKIP() << "no family of this architecture has model kernels: every path runs the element loops";
   std::mt19937 rng(17);
   std::vector<int32_t> table(256);
   for (int32_t& e : table) e = std::uniform_int_distribution<int32_t>(-128, 127)(rng);
