@@ -20,11 +20,12 @@ namespace {
 using gru_detail::intonly::load;
 using gru_detail::intonly::store;
 
-// y[i] = t(x[i]) for i < n: the family's gather kernel, or the element loop that defines it
-// (the table's bounds in locals: y's stores could alias them).
+// y[i] = t(x[i]) for i < n: the kernel of k (active_model_kernels(), picked once per graph
+// run, not per row), or where k is null the element loop that defines it (the table's
+// bounds in locals: y's stores could alias them).
 template <class Q>
-void map_table(const Table8& t, const int32_t* x, int64_t n, Q* y) {
-  if (const ModelKernels* k = active_model_kernels()) {
+void map_table(const ModelKernels* k, const Table8& t, const int32_t* x, int64_t n, Q* y) {
+  if (k != nullptr) {
     const int8_t* bytes = t.bytes.empty() ? nullptr : t.bytes.data();
     if constexpr (std::is_same_v<Q, int8_t>) k->map8_s8(x, n, t.y.data(), bytes, t.qmin, y);
     else k->map8(x, n, t.y.data(), bytes, t.qmin, y);
@@ -67,8 +68,8 @@ void gru_input_as(const int32_t* x, int64_t B, int64_t T, int64_t C, std::vector
   gru_input(x, B, T, C, reinterpret_cast<S*>(in.data()), map);
 }
 
-void run_gru(const ModelNode& node, const QNode& q, std::vector<std::vector<int32_t>>& vals, int64_t B, int64_t T,
-             std::vector<std::vector<char>>& state, const Table8& x_table, LayerBuffers& buf) {
+void run_gru(const ModelKernels* k, const ModelNode& node, const QNode& q, std::vector<std::vector<int32_t>>& vals,
+             int64_t B, int64_t T, std::vector<std::vector<char>>& state, const Table8& x_table, LayerBuffers& buf) {
   const QuantizedGru::Impl& g = QuantizedGruAccess::impl(*q.gru);
   const int64_t C = g.input_size, H = g.hidden_size;
   const int D = g.directions();
@@ -85,7 +86,7 @@ void run_gru(const ModelNode& node, const QNode& q, std::vector<std::vector<int3
   } else if (!x_table.empty()) {
     auto* in = reinterpret_cast<int8_t*>(buf.in.data());
     for (int64_t b = 0; b < B; ++b)
-      for (int64_t t = 0; t < T; ++t) map_table(x_table, x + (b * T + t) * C, C, in + (t * B + b) * C);
+      for (int64_t t = 0; t < T; ++t) map_table(k, x_table, x + (b * T + t) * C, C, in + (t * B + b) * C);
   } else {
     gru_input_as<int8_t>(x, B, T, C, buf.in, rescale);
   }
@@ -152,6 +153,7 @@ void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_
     whole = initial_int_state(m, vals, B);
     state = &whole;
   }
+  const ModelKernels* kernels = active_model_kernels();  // the tables' lookups
   for (size_t n = 0; n < m.model.nodes.size(); ++n) {
     const ModelNode& node = m.model.nodes[n];
     const QNode& q = m.qn[n];
@@ -175,7 +177,7 @@ void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_
         if (carried) push_history(hist, in(0).data(), B, T, conv_history_frames(node), node.in_features);
         break;
       }
-      case ModelOp::Gru: run_gru(node, q, vals, B, T, state->gru_state[n], table[0], run.gru); break;
+      case ModelOp::Gru: run_gru(kernels, node, q, vals, B, T, state->gru_state[n], table[0], run.gru); break;
       case ModelOp::Add:
         for (int64_t i = 0; i < count; ++i) y[static_cast<size_t>(i)] = q.add(in(0)[static_cast<size_t>(i)], in(1)[static_cast<size_t>(i)]);
         break;
@@ -186,7 +188,7 @@ void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_
       case ModelOp::Sigmoid: {
         const int32_t* x = in(0).data();
         if (!table[0].empty())
-          map_table(table[0], x, count, y.data());
+          map_table(kernels, table[0], x, count, y.data());
         else
           for (int64_t i = 0; i < count; ++i) y[static_cast<size_t>(i)] = (*q.lut)(x[i]);
         break;
@@ -207,7 +209,7 @@ void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_
             const int32_t* xr = x + r * ci;
             int32_t* yr = yo + r * C;
             if (q.copy[i]) std::copy_n(xr, ci, yr);
-            else if (!table[i].empty()) map_table(table[i], xr, ci, yr);
+            else if (!table[i].empty()) map_table(kernels, table[i], xr, ci, yr);
             else for (int64_t c = 0; c < ci; ++c) yr[c] = q.rescale[i](xr[c]);
           }
           off += ci;

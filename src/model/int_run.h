@@ -17,7 +17,7 @@ struct IntRun {
   LayerBuffers gru;
 };
 
-// run_int_graph (quantized.h) with run's tables and buffers.
+// run_int_graph (quantized.h) with run's buffers (the tables are the model's: QNode::table8).
 void run_int_graph(const QuantizedModel::Impl& m, std::vector<std::vector<int32_t>>& vals, int64_t B, int64_t T,
                    ModelIntState* state, IntRun& run);
 

@@ -2,8 +2,8 @@
 // per instruction-set family (src/cpu/registry.h). A family without a table (scalar) runs
 // the element loops of int_ops.cpp, which are these kernels' definition.
 //
-// requant: Linear / Conv1d's epilogue where it has a lane form (ConvLanes below, chosen at
-// assemble): per row r and output o,
+// requant: Linear / Conv1d's epilogue where it has a lane form (QNode::Lanes, model/quantized.h,
+// chosen at assemble): per row r and output o,
 //   y[r, o] = clamp(apply(acc[r, o] + offset[o]), qmin - zp_y, qmax - zp_y) + zp_y
 // with apply the output's lane scale (arith/lane_scale.h: equal to FixedPointScale::apply on
 // the interval the offset and the accumulator bound allow), every step in int32 lanes. That

@@ -17,7 +17,7 @@ struct ModelLanes {
   using I = typename L::I;
 
   // Block by block of outputs, each block's constants in registers for every row. The
-  // per-output arrays are padded to whole blocks of 16 (ConvLanes), so they load whole.
+  // per-output arrays are padded to whole blocks of 16 (QNode::Lanes), so they load whole.
   template <bool Pow2>
   static void requant(const RequantRows& a) {
     const I lo = L::splat(a.lo), hi = L::splat(a.hi), zp = L::splat(a.zp);
